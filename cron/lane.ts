@@ -1,0 +1,22 @@
+// What a maintenance lane is (STYLE 15): a name, an interval from configuration, and one bounded,
+// idempotent step. The runner (runner.ts) owns claiming, renewing and releasing.
+import type { Config } from '../src/config.js'
+import type { Database } from '../src/db/database.js'
+
+export interface StepResult {
+  processed: number
+  /** Where the next step resumes; null when the pass is complete. */
+  next: string | null
+}
+
+export interface Lane {
+  name: 'stats_refresh' | 'retained_bytes' | 'retention' | 'eviction' | 'dedup_purge'
+  intervalMs(config: Config): number
+  /** Rows (or queues) one step may touch; the runner halves it after a statement timeout. */
+  defaultLimit: number
+  /**
+   * One step. Lanes whose procedure has not been written yet have no step: the runner then never
+   * claims them, so their lease rows stay honest ("never ran") instead of recording empty runs.
+   */
+  step?: (db: Database, args: { next: string | null; limit: number; now?: Date }) => Promise<StepResult>
+}

@@ -1,0 +1,10 @@
+// Every maintenance lane, stats first: a Worker's scheduled() shares one budget across the due
+// lanes (D21), and the dashboards' numbers matter most.
+import { dedupPurge } from './dedup-purge.js'
+import type { Lane } from './lane.js'
+import { eviction } from './eviction.js'
+import { retainedBytes } from './retained-bytes.js'
+import { retention } from './retention.js'
+import { statsRefresh } from './stats-refresh.js'
+
+export const LANES: readonly Lane[] = [statsRefresh, retainedBytes, retention, eviction, dedupPurge]

@@ -1,0 +1,148 @@
+// The broker's whole configuration: one zod schema, read from process.env on Node and from the
+// Worker's env bindings on the edge. Every variable the spec documents lives here (D22), and the
+// README's configuration table is checked against VARIABLES by a test, so the two cannot drift.
+import { z } from 'zod'
+
+export type Runtime = 'node' | 'workers'
+
+const MiB = 1024 * 1024
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a non-negative integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+
+const bool = z
+  .string()
+  .regex(/^(true|false|1|0)$/i, 'must be true, false, 1 or 0')
+  .transform((v) => v === '1' || v.toLowerCase() === 'true')
+
+const text = z.string().min(1)
+
+const encryptionKey = z
+  .string()
+  .refine(
+    (v) => /^[0-9a-fA-F]{64}$/.test(v) || base64Length(v) === 32,
+    'must be 32 bytes as 64 hex characters or base64',
+  )
+
+function base64Length(v: string): number {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v)) return -1
+  return Math.floor((v.length * 3) / 4) - (v.match(/=+$/)?.[0].length ?? 0)
+}
+
+const TENANCY_HEADER = /^[A-Za-z0-9-]+$/
+
+/** One documented variable: its parser, its default per runtime (undefined = unset), and its meaning. */
+interface Variable {
+  schema: z.ZodType
+  default?: string | { node: string; workers: string }
+  meaning: string
+}
+
+export const VARIABLES = {
+  PORT: { schema: int(1, 65535), default: '6632', meaning: 'Node listen port' },
+  HOST: { schema: text, default: '127.0.0.1', meaning: 'Node listen address' },
+  DATABASE_URL: { schema: text, meaning: 'PostgreSQL connection string (unset on Node: embedded PostgreSQL; on Workers: the Neon pooled endpoint, a secret)' },
+  DB_POOL_SIZE: { schema: int(1, 1000), default: '10', meaning: 'Node pool size; caps every limiter of the process' },
+  QUEEN_DATA_DIR: { schema: text, default: './.queen', meaning: 'embedded PostgreSQL data directory' },
+  QUEEN_TENANCY_HEADER: { schema: z.string().regex(TENANCY_HEADER, 'must be an HTTP header name'), meaning: 'header naming the tenant of every request (unset: single tenant `\'\'`)' },
+  QUEEN_ENCRYPTION_KEY: { schema: encryptionKey, meaning: 'AES-256-GCM key for encryptionEnabled queues (64 hex characters or base64)' },
+  QUEEN_ENCRYPTION_KEY_PREVIOUS: { schema: encryptionKey, meaning: 'previous key, still used to decrypt during a rotation' },
+  JWT_ENABLED: { schema: bool, default: 'false', meaning: 'turn JWT authentication on' },
+  JWT_ALGORITHM: { schema: z.enum(['HS256', 'RS256', 'RS384', 'RS512', 'EdDSA', 'auto']), default: 'HS256', meaning: 'HS256, RS256, RS384, RS512, EdDSA or auto' },
+  JWT_SECRET: { schema: text, meaning: 'HS256 key (a secret)' },
+  JWT_PUBLIC_KEY: { schema: text, meaning: 'PEM public key for RS*/EdDSA' },
+  JWT_JWKS_URL: { schema: z.url(), meaning: 'JWKS endpoint; keys chosen by kid' },
+  JWT_ISSUER: { schema: text, meaning: 'required `iss` when set' },
+  JWT_AUDIENCE: { schema: text, meaning: 'required `aud` when set' },
+  JWT_ROLES_CLAIM: { schema: text, default: 'role', meaning: 'claim holding one role string' },
+  JWT_ROLES_ARRAY_CLAIM: { schema: text, default: 'roles', meaning: 'claim holding an array of roles' },
+  JWT_SKIP_PATHS: { schema: z.string(), default: '/health,/metrics/prometheus,/metrics,/', meaning: 'comma-separated paths that skip authentication (a trailing `/` makes a prefix)' },
+  JWT_CLOCK_SKEW: { schema: int(0, 86400), default: '30', meaning: 'seconds of leeway on exp/nbf/iat' },
+  JWT_ROLE_ADMIN: { schema: text, default: 'admin', meaning: 'role string for admin' },
+  JWT_ROLE_READ_WRITE: { schema: text, default: 'read-write', meaning: 'role string for read-write' },
+  JWT_ROLE_READ_ONLY: { schema: text, default: 'read-only', meaning: 'role string for read-only' },
+  JWT_ROLE_WRITE_ONLY: { schema: text, default: 'write-only', meaning: 'role string for write-only' },
+  JWT_TENANT_CLAIM: { schema: text, default: 'tenant', meaning: 'claim binding a token to a tenant' },
+  STATS_INTERVAL_MS: { schema: int(100), default: '10000', meaning: 'stats lane interval' },
+  RETAINED_BYTES_INTERVAL_MS: { schema: int(100), default: '600000', meaning: 'retained-bytes lane interval' },
+  RETENTION_INTERVAL_MS: { schema: int(100), default: '300000', meaning: 'retention lane interval' },
+  EVICTION_INTERVAL_MS: { schema: int(100), default: '60000', meaning: 'maxWaitTimeSeconds eviction lane interval' },
+  DEDUP_PURGE_INTERVAL_MS: { schema: int(100), default: '300000', meaning: 'dedup-hash purge lane interval' },
+  LANE_LEASE_SECONDS: { schema: int(1, 3600), default: '120', meaning: 'maintenance lease TTL, renewed between steps' },
+  TRACE_RETENTION_DAYS: { schema: int(0), default: '30', meaning: 'message traces are aged out after this many days' },
+  METRICS_RETENTION_DAYS: { schema: int(0), default: '90', meaning: 'per-minute queue metrics are kept this many days' },
+  DLQ_RETENTION_DAYS: { schema: int(0), default: '0', meaning: 'dead-letter rows are aged out after this many days (0: kept until the queue is deleted)' },
+  MAX_POP_WAIT_MS: { schema: int(0), default: { node: '30000', workers: '25000' }, meaning: 'long-poll cap; longer client timeouts are clamped' },
+  DEFAULT_SUBSCRIPTION_MODE: { schema: z.enum(['all', 'from_beginning', 'new', 'new-only']), default: 'all', meaning: 'subscription mode of a consumer group that does not name one' },
+  STATEMENT_TIMEOUT_MS: { schema: int(1, 60000), default: '25000', meaning: 'set on the database role by `npm run db:migrate`; the broker refuses to serve when the role timeout is 0 or over 60 s (D3)' },
+  MAX_BODY_BYTES: { schema: int(1024), default: { node: String(16 * MiB), workers: String(8 * MiB) }, meaning: 'request bodies above this are refused with 413' },
+  MAX_FRAME_BYTES: { schema: int(1024), default: String(4 * MiB), meaning: 'largest stored frame (after encryption); larger push items are refused with 413' },
+  MAX_PUSH_ITEMS: { schema: int(1, 1_000_000), default: '10000', meaning: 'most items one push may carry' },
+  POP_MAX_BYTES: { schema: int(1024), default: String(8 * MiB), meaning: 'byte budget of one pop, fetch or DLQ page (at least one frame is always returned)' },
+  LOG_LEVEL: { schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', meaning: 'structured JSON logs on stdout; secrets and connection strings are never logged' },
+} satisfies Record<string, Variable>
+
+export type VariableName = keyof typeof VARIABLES
+
+type Parsed<N extends VariableName> = z.output<(typeof VARIABLES)[N]['schema']>
+
+export type Config = {
+  readonly [N in VariableName]: (typeof VARIABLES)[N] extends { default: unknown } ? Parsed<N> : Parsed<N> | undefined
+} & { readonly runtime: Runtime }
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`invalid configuration: ${variable} ${reason}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/**
+ * Parses the environment into a Config. An empty string counts as unset, so `FOO=` in a shell or
+ * an empty Worker var falls back to the default. Throws ConfigError naming the first bad variable.
+ */
+export function loadConfig(env: Record<string, unknown>, runtime: Runtime): Config {
+  const out: Record<string, unknown> = { runtime }
+  for (const [name, variable] of Object.entries(VARIABLES) as [VariableName, Variable][]) {
+    const raw = env[name]
+    const given = typeof raw === 'string' && raw !== '' ? raw : undefined
+    const fallback = typeof variable.default === 'object' ? variable.default[runtime] : variable.default
+    const value = given ?? fallback
+    if (value === undefined) continue
+    const result = variable.schema.safeParse(value)
+    if (!result.success) throw new ConfigError(name, result.error.issues[0]?.message ?? 'is invalid')
+    out[name] = result.data
+  }
+  const config = out as Config
+  checkAuthMaterial(config)
+  return config
+}
+
+// Auth misconfiguration must stop the start (API §3.1), so no request can ever meet it.
+function checkAuthMaterial(c: Config): void {
+  if (!c.JWT_ENABLED) return
+  const asymmetric = c.JWT_PUBLIC_KEY !== undefined || c.JWT_JWKS_URL !== undefined
+  if (c.JWT_ALGORITHM === 'HS256' && c.JWT_SECRET === undefined) {
+    throw new ConfigError('JWT_SECRET', 'is required when JWT_ALGORITHM is HS256')
+  }
+  if (/^(RS|Ed)/.test(c.JWT_ALGORITHM) && !asymmetric) {
+    throw new ConfigError('JWT_PUBLIC_KEY', `or JWT_JWKS_URL is required when JWT_ALGORITHM is ${c.JWT_ALGORITHM}`)
+  }
+  if (c.JWT_ALGORITHM === 'auto' && !asymmetric && c.JWT_SECRET === undefined) {
+    throw new ConfigError('JWT_ALGORITHM', 'auto needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL')
+  }
+}
+
+/** Meaning and printed default of each variable, for the README table and `--help`-style output. */
+export function describeVariables(): { name: string; default: string; meaning: string }[] {
+  return Object.entries(VARIABLES).map(([name, v]: [string, Variable]) => ({
+    name,
+    default:
+      v.default === undefined ? 'unset' : typeof v.default === 'object' ? `${v.default.node} (Workers ${v.default.workers})` : v.default,
+    meaning: v.meaning,
+  }))
+}

@@ -1,0 +1,58 @@
+// The broker's database handle: typed procedure calls over any PoolLike, with every driver error
+// normalised into a DbError. Node builds one per process, the Worker one per request.
+import { compileCall, type Procedure } from './procedure.js'
+import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
+import { toDbError } from './errors.js'
+import type { PoolLike } from './queryable.js'
+
+export interface PoolStats {
+  total: number
+  idle: number
+  waiting: number
+}
+
+export interface Database {
+  call<N extends ProcedureName>(name: N, args: ArgsOf<N>): Promise<ResultOf<N>>
+  /** One real round trip; rejects with a DbError when it fails or takes longer than timeoutMs. */
+  ping(timeoutMs: number): Promise<void>
+  /** Connection counts of a long-lived pool; null where the pool is per request (Workers). */
+  poolStats(): PoolStats | null
+  close(): Promise<void>
+}
+
+export function createDatabase(pool: PoolLike, options: { longLived: boolean }): Database {
+  // pg emits 'error' on idle clients whose server went away; unhandled, that kills the process.
+  pool.on?.('error', () => {})
+  return {
+    async call(name, args) {
+      // The registry's entries are a union; the typed signature above already tied args to name.
+      const proc = procedures[name] as Procedure<object, unknown>
+      const { text, values } = compileCall(proc, args as object)
+      let rows
+      try {
+        ;({ rows } = await pool.query(text, values))
+      } catch (error) {
+        throw toDbError(error)
+      }
+      return proc.result.parse(rows[0]?.result) as ResultOf<typeof name>
+    },
+    async ping(timeoutMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs)
+      })
+      try {
+        await Promise.race([pool.query('select 1'), timeout])
+      } catch (error) {
+        throw toDbError(error)
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    poolStats() {
+      if (!options.longLived) return null
+      return { total: pool.totalCount ?? 0, idle: pool.idleCount ?? 0, waiting: pool.waitingCount ?? 0 }
+    },
+    close: () => pool.end(),
+  }
+}

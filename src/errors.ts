@@ -1,0 +1,68 @@
+// Every error a client can see, and the one table that turns a database failure into a status.
+// The envelope is flat, {"error", "code"} (API §2.1), because Queen's clients read body.error as a
+// string; "invalid" is added only by the sink-hold refusals of configure.
+import { DbError } from './db/errors.js'
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 413 | 500 | 503
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, string> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = 'HttpError'
+  }
+
+  body(): Record<string, string> {
+    return { error: this.message, code: this.code, ...this.extra }
+  }
+}
+
+export const badRequest = (message: string, code = 'invalid_request') => new HttpError(400, code, message)
+
+const unavailable = () => new HttpError(503, 'db_unavailable', 'Database unavailable', {}, { 'Retry-After': '1' })
+const internal = () => new HttpError(500, 'internal', 'Internal error')
+
+// SQLSTATEs that mean "try again shortly": nothing was committed by the failed call (API §2.3).
+function isTransient(sqlstate: string): boolean {
+  return (
+    sqlstate.startsWith('08') ||
+    ['53300', '57P01', '57P02', '57P03', '57014', '40001', '40P01'].includes(sqlstate)
+  )
+}
+
+/**
+ * The SQLSTATE → HTTP map (ENGINE §1.6 as amended by API §2 and D16/D17). Engine codes use class
+ * QM; their MESSAGE is ours and safe to show. Anything unexpected is a bare 500: driver text can
+ * name hosts, tables or values and never reaches a client.
+ */
+export function fromDbError(error: DbError): HttpError {
+  if (error.kind === 'unavailable' || isTransient(error.sqlstate)) return unavailable()
+  switch (error.sqlstate) {
+    case 'QM400':
+      return badRequest(error.message)
+    case 'QM404':
+      return new HttpError(404, 'queue_not_found', 'Queue not found')
+    case 'QMHLD': {
+      const invalid = (error.detail as { invalid?: unknown } | undefined)?.invalid
+      return new HttpError(400, 'invalid_request', error.message, typeof invalid === 'string' ? { invalid } : {})
+    }
+    case 'QMMNT':
+      return new HttpError(503, 'maintenance', 'Push maintenance is on; retry later', {}, { 'Retry-After': '5' })
+    case 'QMENC':
+      return new HttpError(503, 'encryption_changed', 'Queue encryption changed during the push; retry', {}, { 'Retry-After': '1' })
+    default:
+      return internal()
+  }
+}
+
+/** Any thrown value, as the HttpError a client may see. */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error
+  if (error instanceof DbError) return fromDbError(error)
+  return internal()
+}

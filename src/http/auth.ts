@@ -1,0 +1,22 @@
+// Who is calling. Authentication is off by default (API §3.1): then every request holds all four
+// roles and no subject. JWT verification plugs in here (issue #8); with JWT_ENABLED=true and no
+// verifier the broker refuses to start rather than serve unauthenticated (see src/node.ts).
+import type { Context } from 'hono'
+import type { Config } from '../config.js'
+
+export const ROLES = ['admin', 'read-write', 'read-only', 'write-only'] as const
+export type Role = (typeof ROLES)[number]
+
+export interface Principal {
+  roles: ReadonlySet<Role>
+  /** The token's `sub`, stamped on pushed messages as producerSub; null without auth. */
+  sub: string | null
+  /** The tenant a token is bound to (JWT_TENANT_CLAIM), or null. */
+  tenant: string | null
+}
+
+const ANONYMOUS: Principal = { roles: new Set(ROLES), sub: null, tenant: null }
+
+export type Authenticator = (c: Context, config: Config) => Promise<Principal>
+
+export const authenticationOff: Authenticator = async () => ANONYMOUS

@@ -1,0 +1,76 @@
+// Request bodies per API §1.2: the size cap is enforced while reading (so a huge body is never
+// buffered whole), JSON is parsed regardless of Content-Type, and U+0000 is refused anywhere in
+// the document because PostgreSQL text cannot store it and such input must never reach SQL.
+import { HttpError, badRequest } from '../errors.js'
+import type { BodyClass } from './route.js'
+
+export function tooLarge(limit: number): HttpError {
+  return new HttpError(413, 'payload_too_large', `Request body too large (limit ${limit} bytes)`)
+}
+
+async function readText(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length'))
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit)
+  if (!request.body) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  const all = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    all.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return new TextDecoder().decode(all)
+}
+
+/** Reads and parses the body of a route with a required or optional body. */
+export async function readJsonBody(request: Request, bodyClass: Exclude<BodyClass, 'none'>, limit: number): Promise<Record<string, unknown>> {
+  const text = await readText(request, limit)
+  if (text.trim() === '') {
+    if (bodyClass === 'optional') return {}
+    throw badRequest('Empty request body', 'invalid_json')
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw badRequest(`Invalid JSON: ${(error as Error).message}`, 'invalid_json')
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw badRequest('Request body must be a JSON object')
+  }
+  const nul = findNul(value, '')
+  if (nul !== null) throw badRequest(`${nul || 'body'} must not contain U+0000`)
+  return value as Record<string, unknown>
+}
+
+/** The path of the first string (or key) holding U+0000, or null. Iterative: payloads can nest deeply. */
+function findNul(root: unknown, rootPath: string): string | null {
+  const stack: [unknown, string][] = [[root, rootPath]]
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push([item, `${path}[${i}]`]))
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        const at = path ? `${path}.${key}` : key
+        if (key.includes('\u0000')) return at
+        stack.push([item, at])
+      }
+    }
+  }
+  return null
+}

@@ -1,0 +1,22 @@
+// The Hono environment every route shares: what the middleware chain puts on the context.
+import type { Config } from '../config.js'
+import type { Database } from '../db/database.js'
+import type { Logger } from '../log.js'
+import type { Principal } from './auth.js'
+
+export interface AppEnv {
+  Bindings: Record<string, unknown>
+  Variables: {
+    requestId: string
+    /** The request's tenant: the tenancy header's value, or '' when tenancy is off (API §4). */
+    tenant: string
+    principal: Principal
+    /** The parsed JSON body of a route whose body class is required or optional. */
+    body: Record<string, unknown>
+    db: Database
+    config: Config
+    log: Logger
+    /** The matched route pattern, for logs and metrics (never the raw path). */
+    routePattern: string
+  }
+}

@@ -1,0 +1,43 @@
+// The per-route chain, in the order API §3.5 fixes: body size → authentication → role set →
+// tenant header → tenant binding → body parse. Every step reads the route's own record.
+import type { MiddlewareHandler } from 'hono'
+import type { Config } from '../config.js'
+import { HttpError, badRequest } from '../errors.js'
+import type { Authenticator } from './auth.js'
+import { readJsonBody, tooLarge } from './body.js'
+import type { AppEnv } from './env.js'
+import type { RouteSpec } from './route.js'
+
+const TENANT_VALUE = /^[A-Za-z0-9._-]{1,128}$/
+
+export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authenticator): MiddlewareHandler<AppEnv> {
+  const tenancyHeader = spec.tenant === 'required' ? config.QUEEN_TENANCY_HEADER : undefined
+  return async (c, next) => {
+    c.set('routePattern', spec.path)
+    if (spec.body !== 'none' && Number(c.req.header('content-length')) > config.MAX_BODY_BYTES) {
+      throw tooLarge(config.MAX_BODY_BYTES)
+    }
+
+    const principal = await authenticate(c, config)
+    if (!spec.roles.some((role) => principal.roles.has(role))) {
+      throw new HttpError(403, 'forbidden', 'Insufficient permissions')
+    }
+    c.set('principal', principal)
+
+    c.set('tenant', '')
+    if (tenancyHeader !== undefined) {
+      const tenant = c.req.header(tenancyHeader)
+      if (tenant === undefined || tenant === '') throw badRequest(`missing tenant header ${tenancyHeader}`, 'tenant_required')
+      if (!TENANT_VALUE.test(tenant)) {
+        throw badRequest(`tenant header ${tenancyHeader} must be 1-128 characters of A-Z a-z 0-9 . _ -`, 'invalid_tenant')
+      }
+      if (principal.tenant !== null && principal.tenant !== tenant) {
+        throw new HttpError(403, 'tenant_forbidden', `Token is bound to tenant ${principal.tenant}`)
+      }
+      c.set('tenant', tenant)
+    }
+
+    if (spec.body !== 'none') c.set('body', await readJsonBody(c.req.raw, spec.body, config.MAX_BODY_BYTES))
+    await next()
+  }
+}

@@ -1,0 +1,20 @@
+// GET /health (API §5.1): healthy only after a real round trip to PostgreSQL within 2 s.
+// No tenant header, never cached; queenctl ping/version read it.
+import { ROLE_SETS, route } from '../http/route.js'
+
+const PING_TIMEOUT_MS = 2000
+
+export function healthRoutes(version: string) {
+  return [
+    route({ method: 'GET', path: '/health', roles: ROLE_SETS.R_RW_A, tenant: 'none', body: 'none' }, async (c) => {
+      c.header('Cache-Control', 'no-store')
+      try {
+        await c.var.db.ping(PING_TIMEOUT_MS)
+        return c.json({ status: 'healthy', database: 'connected', version })
+      } catch (error) {
+        c.var.log.warn('health check failed', { requestId: c.var.requestId, sqlstate: (error as { sqlstate?: string }).sqlstate })
+        return c.json({ status: 'unhealthy', database: 'disconnected', version }, 503)
+      }
+    }),
+  ]
+}

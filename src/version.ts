@@ -1,0 +1,2 @@
+// The broker's version as /health reports it; kept equal to package.json by a test.
+export const VERSION = '0.1.0'

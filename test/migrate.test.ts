@@ -1,0 +1,107 @@
+// The migration runner: idempotent, serialised under concurrency, checksum-checked, refusing a
+// database newer than the code, and leaving schema `queen` with exactly the declared functions.
+import { afterEach, describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { inject } from 'vitest'
+import { MigrationError, migrate } from '../src/db/migrate.js'
+import { createNodePool } from '../src/db/node-pool.js'
+import { declaredFunctions, migrations, procedureFiles } from '../src/db/sql-bundle.generated.js'
+import { withDatabase } from './global-setup.js'
+
+const created: string[] = []
+
+/** An empty database (not cloned from the template), so the runner starts from nothing. */
+async function emptyDatabase(): Promise<string> {
+  const name = `migr_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`
+  const admin = new pg.Client({ connectionString: inject('adminUrl') })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  created.push(name)
+  return withDatabase(inject('adminUrl'), name)
+}
+
+async function query(url: string, text: string) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+const run = async (url: string, files?: Parameters<typeof migrate>[1]['files']) => {
+  const pool = createNodePool({ connectionString: url, max: 1 })
+  try {
+    return await migrate(pool, { statementTimeoutMs: 25_000, files })
+  } finally {
+    await pool.end()
+  }
+}
+
+afterEach(async () => {
+  const admin = new pg.Client({ connectionString: inject('adminUrl') })
+  await admin.connect()
+  for (const name of created.splice(0)) await admin.query(`drop database if exists ${name} with (force)`)
+  await admin.end()
+})
+
+describe('migrate', () => {
+  it('applies every migration once when run three times in a row', async () => {
+    const url = await emptyDatabase()
+    expect((await run(url)).applied).toEqual(migrations.map((m) => m.name))
+    expect((await run(url)).applied).toEqual([])
+    expect((await run(url)).applied).toEqual([])
+    const ledger = await query(url, 'select name, checksum from queen.schema_migrations order by name')
+    expect(ledger).toEqual(migrations.map((m) => ({ name: m.name, checksum: m.checksum })))
+  })
+
+  it('applies each migration exactly once when five runners start at once', async () => {
+    const url = await emptyDatabase()
+    const results = await Promise.all(Array.from({ length: 5 }, () => run(url)))
+    const applied = results.flatMap((r) => r.applied)
+    expect(applied.sort()).toEqual(migrations.map((m) => m.name).sort())
+    const ledger = await query(url, 'select count(*)::int as n from queen.schema_migrations')
+    expect(ledger[0]!.n).toBe(migrations.length)
+  })
+
+  it('leaves schema queen with exactly the functions the procedure files declare', async () => {
+    const url = await emptyDatabase()
+    await run(url)
+    const rows = await query(url, `select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'queen' order by 1`)
+    expect(rows.map((r) => r.proname)).toEqual([...declaredFunctions].sort())
+  })
+
+  it('refuses a migration whose file changed after it was applied', async () => {
+    const url = await emptyDatabase()
+    await run(url)
+    const edited = migrations.map((m, i) => (i === 0 ? { ...m, checksum: 'f'.repeat(64) } : m))
+    await expect(run(url, { migrations: edited, procedures: procedureFiles, functions: declaredFunctions })).rejects.toThrow(
+      /was changed after it was applied/,
+    )
+  })
+
+  it('refuses a database that is newer than the code, writing nothing', async () => {
+    const url = await emptyDatabase()
+    const future = { name: '9999_from_the_future.sql', checksum: 'a'.repeat(64), sql: 'create table queen.future (x int)' }
+    await run(url, { migrations: [...migrations, future], procedures: procedureFiles, functions: declaredFunctions })
+    const error = await run(url).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(MigrationError)
+    expect((error as Error).message).toMatch(/newer than the code/)
+  })
+
+  it('refuses to finish when a stray function is left in schema queen, and rolls back', async () => {
+    const url = await emptyDatabase()
+    await run(url)
+    await query(url, `create function queen.forgotten_v0() returns int language sql as 'select 1'`)
+    await expect(run(url)).rejects.toThrow(/stray \["forgotten_v0"\]/)
+  })
+
+  it('sets the statement timeout on the role (D3)', async () => {
+    const url = await emptyDatabase()
+    await run(url)
+    const rows = await query(url, `select current_setting('statement_timeout') as t`)
+    expect(rows[0]!.t).toBe('25s')
+  })
+})

@@ -1,0 +1,82 @@
+// `npm start` as a user runs it: no DATABASE_URL, so an embedded PostgreSQL in QUEEN_DATA_DIR;
+// healthy within 20 s; data survives a restart; SIGTERM stops the broker and the server cleanly.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from '../src/db/embedded.js'
+
+const dataDir = mkdtempSync(join(tmpdir(), 'queen-start-'))
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+interface Broker {
+  child: ChildProcess
+  output: () => string
+  base: string
+}
+
+async function start(): Promise<Broker> {
+  const port = await freePort()
+  const env = { ...process.env, QUEEN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
+  delete env.DATABASE_URL
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (d) => (output += String(d)))
+  child.stderr!.on('data', (d) => (output += String(d)))
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const res = await fetch(`${base}/health`).catch(() => undefined)
+    if (res?.status === 200) break
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`broker did not become healthy within 20 s:\n${output}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  return { child, output: () => output, base }
+}
+
+async function stop(broker: Broker): Promise<number | null> {
+  const exited = new Promise<number | null>((done) => broker.child.once('exit', (code) => done(code)))
+  broker.child.kill('SIGTERM')
+  return exited
+}
+
+function embeddedUrl(output: string): string {
+  const port = /Embedded PostgreSQL postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:(\d+)\//.exec(output)?.[1]
+  if (!port) throw new Error(`no embedded URL printed:\n${output}`)
+  const password = readFileSync(join(dataDir, 'password'), 'utf8').trim()
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`
+}
+
+async function sql(url: string, text: string, params: unknown[] = []) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, params)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+describe('npm start on a fresh machine', () => {
+  it('serves on an embedded PostgreSQL whose data survives a restart, and stops cleanly', async () => {
+    const first = await start()
+    expect(first.output()).toContain(`listening on ${first.base}`)
+    expect(first.output()).toContain(join(dataDir, 'pgdata'))
+    expect(first.output()).toContain('DATABASE_URL=')
+    const health = await (await fetch(`${first.base}/health`)).json()
+    expect(health).toMatchObject({ status: 'healthy', database: 'connected' })
+    await sql(embeddedUrl(first.output()), `insert into queen.kv (tenant_id, key, value) values ('', 'survives', '{"n": 1}')`)
+    expect(await stop(first)).toBe(0)
+    expect(existsSync(join(dataDir, 'pgdata', 'postmaster.pid'))).toBe(false)
+
+    const second = await start()
+    try {
+      const rows = await sql(embeddedUrl(second.output()), `select value from queen.kv where key = 'survives'`)
+      expect(rows).toEqual([{ value: { n: 1 } }])
+    } finally {
+      expect(await stop(second)).toBe(0)
+    }
+  }, 90_000)
+})

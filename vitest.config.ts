@@ -1,0 +1,24 @@
+// Three projects over one PostgreSQL (test/global-setup.ts): `node` runs everything but the edge
+// and chaos suites; `workerd` runs the real worker bundle; `pooler` re-runs the HTTP suite through
+// PgBouncer in transaction mode. Without a pgbouncer binary the pooler project is left out with a
+// printed notice (never silently).
+import { defineConfig } from 'vitest/config'
+import { findPgBouncer } from './test/helpers/pgbouncer.js'
+
+const hasPgBouncer = findPgBouncer() !== null
+if (!hasPgBouncer) console.warn('[queen-edge tests] NOTICE: pgbouncer not found; skipping the pooler project')
+
+export default defineConfig({
+  test: {
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/edge/**', 'test/chaos/**'] } },
+      { extends: true, test: { name: 'workerd', include: ['test/edge/**/*.test.ts'] } },
+      ...(hasPgBouncer
+        ? [{ extends: true as const, test: { name: 'pooler', include: ['test/http/**/*.test.ts'], env: { QUEEN_TEST_POOLER: '1' } } }]
+        : []),
+    ],
+  },
+})
