@@ -19,7 +19,7 @@ interface Broker {
 
 async function start(): Promise<Broker> {
   const port = await freePort()
-  const env = { ...process.env, QUEEN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
+  const env: NodeJS.ProcessEnv = { ...process.env, QUEEN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
   delete env.DATABASE_URL
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
