@@ -60,6 +60,8 @@ const internalError = () =>
     headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*' },
   })
 
+// workers-types' Request/Response are nominally different from the DOM types Hono is typed
+// against, though they are the same objects at runtime; the `as never` casts bridge only that.
 export default {
   async fetch(request, env, ctx) {
     const state = boot(env)
