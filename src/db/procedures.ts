@@ -37,7 +37,5 @@ export const procedures = {
 
 export type Procedures = typeof procedures
 export type ProcedureName = keyof Procedures
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ArgsOf<N extends ProcedureName> = Procedures[N] extends Procedure<infer A, any> ? A : never
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ResultOf<N extends ProcedureName> = Procedures[N] extends Procedure<any, infer R> ? R : never
