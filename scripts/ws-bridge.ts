@@ -1,61 +1,95 @@
-// A small WebSocket-to-TCP bridge: Neon's serverless driver speaks PostgreSQL over a WebSocket,
-// and this lets it reach a plain local PostgreSQL (dev:edge and the workerd tests). Each
-// connection to /v2?address=host:port is piped byte for byte to that address. Loopback only.
+// A small WebSocket-to-TCP bridge: Neon's serverless driver speaks the PostgreSQL wire protocol
+// inside WebSocket frames, and this lets it reach a plain local PostgreSQL (dev:edge, the workerd
+// tests, the driver conformance suite). Each connection to /v2?address=host:port is piped byte
+// for byte to that address. Only loopback targets are bridged: it is a dev tool, and an open
+// bridge would let any local web page reach any host through it.
+import { createServer, type IncomingMessage } from 'node:http'
 import { createConnection } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { WebSocketServer } from 'ws'
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1'])
 
 export interface WsBridge {
   port: number
   /** host:port, the value for NEON_WS_PROXY. */
-  address: string
+  url: string
   close(): Promise<void>
+}
+
+/** The loopback host and port a request asks for, or null when it must be refused. */
+function target(request: IncomingMessage): { host: string; port: number } | null {
+  const url = new URL(request.url ?? '/', 'ws://bridge')
+  if (url.pathname !== '/v2') return null
+  const address = url.searchParams.get('address') ?? ''
+  const at = address.lastIndexOf(':')
+  const host = address.slice(0, at).replace(/^\[(.*)\]$/, '$1')
+  const port = Number(address.slice(at + 1))
+  if (!LOOPBACK.has(host) || !Number.isInteger(port) || port < 1 || port > 65535) return null
+  return { host, port }
+}
+
+function refuse(socket: Duplex, status: string): void {
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
 }
 
 export async function startWsBridge(options: { port?: number; host?: string } = {}): Promise<WsBridge> {
   const host = options.host ?? '127.0.0.1'
-  const server = new WebSocketServer({ host, port: options.port ?? 0 })
-  server.on('connection', (socket, request) => {
-    const target = new URL(request.url ?? '/', 'ws://bridge').searchParams.get('address') ?? ''
-    const at = target.lastIndexOf(':')
-    const targetHost = target.slice(0, at)
-    const targetPort = Number(target.slice(at + 1))
-    if (!LOOPBACK.has(targetHost) || !Number.isInteger(targetPort)) {
-      socket.close(1008, 'only loopback targets are bridged')
-      return
-    }
-    const tcp = createConnection({ host: targetHost.replace(/^\[|\]$/g, ''), port: targetPort })
-    const pending: Buffer[] = []
-    tcp.on('connect', () => {
-      for (const chunk of pending.splice(0)) tcp.write(chunk)
+  const http = createServer((_req, res) => res.writeHead(426, { connection: 'close' }).end())
+  const wss = new WebSocketServer({ noServer: true })
+
+  // Refused before the upgrade, so the driver sees a failed connection rather than an open one
+  // that closes at once.
+  http.on('upgrade', (request, socket, head) => {
+    const to = target(request)
+    if (!to) return refuse(socket, '403 Forbidden')
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      // net.Socket queues writes made while it is still connecting, so nothing is lost.
+      const tcp = createConnection(to)
+      tcp.setNoDelay(true)
+      // binaryType is the default 'nodebuffer', so every frame arrives as one Buffer.
+      ws.on('message', (data) => tcp.write(data as Buffer))
+      tcp.on('data', (chunk) => ws.send(chunk, { binary: true }))
+      ws.on('close', () => tcp.end())
+      ws.on('error', () => tcp.destroy())
+      tcp.on('close', () => ws.close())
+      tcp.on('error', () => ws.terminate())
     })
-    socket.on('message', (data: Buffer) => (tcp.connecting ? pending.push(data) : tcp.write(data)))
-    tcp.on('data', (chunk) => socket.send(chunk))
-    socket.on('close', () => tcp.end())
-    socket.on('error', () => tcp.destroy())
-    tcp.on('close', () => socket.close())
-    tcp.on('error', () => socket.close())
   })
+
   await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
+    http.once('error', reject)
+    http.listen(options.port ?? 0, host, () => resolve())
   })
-  const port = (server.address() as { port: number }).port
+  const port = (http.address() as { port: number }).port
+  const url = `${host.includes(':') ? `[${host}]` : host}:${port}`
   return {
     port,
-    address: `${host}:${port}`,
+    url,
     close: () =>
       new Promise((resolve) => {
-        for (const client of server.clients) client.terminate()
-        server.close(() => resolve())
+        for (const client of wss.clients) client.terminate()
+        wss.close()
+        http.closeAllConnections()
+        http.close(() => resolve())
       }),
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const flag = process.argv.indexOf('--port')
-  const bridge = await startWsBridge({ port: flag > 0 ? Number(process.argv[flag + 1]) : 5480 })
-  console.log(`ws bridge on ${bridge.address}`)
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const arg = (name: string) => {
+    const at = process.argv.indexOf(name)
+    return at > 0 ? process.argv[at + 1] : undefined
+  }
+  const port = Number(arg('--port') ?? 5480)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error('usage: tsx scripts/ws-bridge.ts [--port 5480] [--host 127.0.0.1]')
+    process.exit(2)
+  }
+  const bridge = await startWsBridge({ port, host: arg('--host') })
+  console.log(`ws bridge on ${bridge.url} (set NEON_WS_PROXY=${bridge.url}); loopback targets only`)
+  const stop = () => void bridge.close().then(() => process.exit(0))
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
 }

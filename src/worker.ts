@@ -1,14 +1,16 @@
-// Workers entry: the same Hono app as Node, a database pool per request (never module-level: an
-// isolate cannot keep sockets across requests), and the cron lanes in scheduled(). Configuration
-// is validated once per isolate at the first event; if it is invalid every request answers
-// 500 internal and the log names the variable (D22).
+// Workers entry: the same Hono app as Node, a database pool per request and the cron lanes in
+// scheduled(). The pool is never module-level: workerd ties a socket to the request that opened
+// it, so a pool shared across requests fails on the second one. Configuration is validated once
+// per isolate at the first event; if it is invalid every request answers 500 internal and the log
+// names the variable (D22).
 import type { ExecutionContext, ExportedHandler, ScheduledController } from '@cloudflare/workers-types'
 import type { Hono } from 'hono'
 import { runDueLanes } from '../cron/scheduled.js'
 import { createApp } from './app.js'
-import { loadConfig, type Config } from './config.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDatabase, type Database } from './db/database.js'
 import { createEdgePool } from './db/edge-pool.js'
+import { DbError } from './db/errors.js'
 import { checkStatementTimeout } from './db/migrate.js'
 import { createNodePool } from './db/node-pool.js'
 import type { PoolLike } from './db/queryable.js'
@@ -16,14 +18,16 @@ import type { AppEnv } from './http/env.js'
 import { createLogger, describeError, type Logger } from './log.js'
 
 export interface Env {
+  /** A secret (`wrangler secret put DATABASE_URL`): Neon's pooled endpoint. */
   DATABASE_URL?: string
   /** host:port of scripts/ws-bridge.ts for local runs; unset in production. */
   NEON_WS_PROXY?: string
+  /** A Hyperdrive binding: node-postgres over TCP to Hyperdrive's pooler instead of Neon's driver. */
   HYPERDRIVE?: { connectionString: string }
   [variable: string]: unknown
 }
 
-interface Isolate {
+interface Ready {
   config: Config
   log: Logger
   app: Hono<AppEnv>
@@ -31,25 +35,45 @@ interface Isolate {
   checked: boolean
 }
 
-let isolate: Isolate | { error: string } | undefined
+interface Broken {
+  variable: string
+  reason: string
+}
+
+let isolate: Ready | Broken | undefined
+// The per-request Database rides on the env object Hono hands to the app's database factory.
 const REQUEST_DB = Symbol('request database')
 
-function boot(env: Env): Isolate | { error: string } {
+function boot(env: Env): Ready | Broken {
   if (isolate) return isolate
   try {
     const config = loadConfig(env, 'workers')
-    if (config.DATABASE_URL === undefined && env.HYPERDRIVE === undefined) throw new Error('invalid configuration: DATABASE_URL is required on Workers (wrangler secret put DATABASE_URL)')
-    if (config.JWT_ENABLED) throw new Error('invalid configuration: JWT_ENABLED=true, but JWT verification is not built yet (issue #8)')
+    if (config.DATABASE_URL === undefined && env.HYPERDRIVE === undefined) {
+      throw new ConfigError('DATABASE_URL', 'is required on Workers (wrangler secret put DATABASE_URL) unless a HYPERDRIVE binding exists')
+    }
+    if (config.JWT_ENABLED) {
+      // Auth misconfiguration must never meet a request (API §3.1); until verification exists
+      // (issue #8) the only safe answer to JWT_ENABLED=true is to serve nothing.
+      throw new ConfigError('JWT_ENABLED', 'is true, but JWT verification is not built yet (issue #8); refusing to serve unauthenticated')
+    }
     const log = createLogger(config.LOG_LEVEL)
     const app = createApp({ config, log, database: (c) => (c.env as Record<symbol, Database>)[REQUEST_DB]! })
     isolate = { config, log, app, checked: false }
   } catch (error) {
-    isolate = { error: (error as Error).message }
+    if (!(error instanceof ConfigError)) throw error
+    isolate = { variable: error.variable, reason: error.message }
   }
   return isolate
 }
 
-function requestPool(env: Env, config: Config): PoolLike {
+// Logged on every refused event, not once: an isolate can live for hours, and each 500 should
+// be explainable from the log lines around it. LOG_LEVEL itself may be the broken variable, so
+// this line bypasses the logger. The message names the variable, never its value.
+function logBroken(state: Broken): void {
+  console.log(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'refusing to serve', variable: state.variable, error: state.reason }))
+}
+
+function openPool(env: Env, config: Config): PoolLike {
   if (env.HYPERDRIVE) return createNodePool({ connectionString: env.HYPERDRIVE.connectionString, max: 1 })
   return createEdgePool({ connectionString: config.DATABASE_URL!, wsProxy: env.NEON_WS_PROXY })
 }
@@ -57,7 +81,7 @@ function requestPool(env: Env, config: Config): PoolLike {
 const internalError = () =>
   new Response(JSON.stringify({ error: 'Internal error', code: 'internal' }), {
     status: 500,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*' },
+    headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' },
   })
 
 // workers-types' Request/Response are nominally different from the DOM types Hono is typed
@@ -65,19 +89,21 @@ const internalError = () =>
 export default {
   async fetch(request, env, ctx) {
     const state = boot(env)
-    if ('error' in state) {
-      console.log(JSON.stringify({ level: 'error', msg: state.error }))
+    if (!('app' in state)) {
+      logBroken(state)
       return internalError() as never
     }
-    const pool = requestPool(env, state.config)
+    const pool = openPool(env, state.config)
     try {
       if (!state.checked) {
         try {
           await checkStatementTimeout(pool)
           state.checked = true
         } catch (error) {
-          // An unreachable database is the app's business (503 / unhealthy); a wrong timeout is not.
-          if ((error as { kind?: string }).kind !== 'unavailable') {
+          // A check that could not be made (database down, starting up, out of connections) is
+          // retried on the next request, and this one gets whatever the routes answer (503,
+          // /health unhealthy). Only a timeout read and found wrong is refused (D3).
+          if (!(error instanceof DbError)) {
             state.log.error('refusing to serve', describeError(error))
             return internalError() as never
           }
@@ -86,17 +112,19 @@ export default {
       const db = createDatabase(pool, { longLived: false })
       return (await state.app.fetch(request as unknown as Request, { ...env, [REQUEST_DB]: db }, ctx)) as never
     } finally {
+      // Every route produces its whole body before returning (no streaming), so the pool can go.
       ctx.waitUntil(pool.end().catch(() => {}))
     }
   },
 
   async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext) {
     const state = boot(env)
-    if ('error' in state) {
-      console.log(JSON.stringify({ level: 'error', msg: state.error }))
+    if (!('app' in state)) {
+      logBroken(state)
       return
     }
-    const pool = requestPool(env, state.config)
+    const pool = openPool(env, state.config)
+    // runDueLanes keeps to its own budget (about 45 s for all lanes) and logs lane failures.
     ctx.waitUntil(
       runDueLanes(createDatabase(pool, { longLived: false }), state.config, state.log)
         .catch((error) => state.log.error('scheduled failed', describeError(error)))

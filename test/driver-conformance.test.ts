@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const drivers: [string, (url: string) => Database][] = [
   ['node-postgres', (url) => createDatabase(createNodePool({ connectionString: url, max: 2, connectionTimeoutMillis: 1000 }), { longLived: true })],
-  ['neon serverless', (url) => createDatabase(createEdgePool({ connectionString: url, wsProxy: bridge.address }), { longLived: false })],
+  ['neon serverless', (url) => createDatabase(createEdgePool({ connectionString: url, wsProxy: bridge.url }), { longLived: false })],
 ]
 // PgBouncer in transaction mode is the pooler Neon and most hosts put in front; run it when present.
 const pooler = inject('poolerAddress')

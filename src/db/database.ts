@@ -42,7 +42,8 @@ export function createDatabase(pool: PoolLike, options: { longLived: boolean }):
         timer = setTimeout(() => reject(new Error('ping timed out')), timeoutMs)
       })
       try {
-        await Promise.race([pool.query('select 1'), timeout])
+        // VOLATILE, so a caching pooler (Hyperdrive caches reads) can never answer it from cache.
+        await Promise.race([pool.query('select clock_timestamp()'), timeout])
       } catch (error) {
         throw toDbError(error)
       } finally {

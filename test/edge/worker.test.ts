@@ -1,80 +1,166 @@
 // The real worker bundle in workerd (miniflare), over the same PostgreSQL through the WebSocket
-// bridge: the requests a client sends answer the same as through Node, and scheduled() runs lanes.
+// bridge (or a Hyperdrive binding): the requests a client sends answer the same as through Node,
+// scheduled() runs the lanes, and a worker that must not serve answers 500 internal.
+import { rmSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { Miniflare } from 'miniflare'
+import type { Readable } from 'node:stream'
+import { Miniflare, type MiniflareOptions } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
 import { freePort } from '../../src/db/embedded.js'
 import { VERSION } from '../../src/version.js'
 import { nodeApp } from '../helpers/app.js'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { buildWorker } from './build-worker.js'
+import { buildWorker, type WorkerBundle } from './build-worker.js'
 
+interface Edge {
+  fetch(path: string, init?: RequestInit): Promise<Answer>
+  scheduled(): Promise<void>
+  /** Waits for a log line of the worker that contains `text`, and returns it. */
+  logLine(text: string): Promise<string>
+  logs(): string
+  dispose(): Promise<void>
+}
+
+let bundle: WorkerBundle
 let database: TestDatabase
 let bridge: WsBridge
-let scriptPath: string
-let mf: Miniflare
 let node: Awaited<ReturnType<typeof nodeApp>>
+let edge: Edge
+const spares: Edge[] = []
 
-const worker = (bindings: Record<string, string>) =>
-  new Miniflare({
+async function startEdge(bindings: Record<string, string>, extra: Partial<MiniflareOptions> = {}): Promise<Edge> {
+  let output = ''
+  const mf = new Miniflare({
     modules: true,
-    scriptPath,
+    scriptPath: bundle.scriptPath,
     // Module names are relative to this root; the bundle lives in a scratch directory.
-    modulesRoot: dirname(scriptPath),
-    compatibilityDate: '2026-04-01',
-    compatibilityFlags: ['nodejs_compat'],
-    bindings: { LOG_LEVEL: 'silent', ...bindings },
+    modulesRoot: dirname(bundle.scriptPath),
+    compatibilityDate: bundle.compatibilityDate,
+    compatibilityFlags: bundle.compatibilityFlags,
+    bindings: { LOG_LEVEL: 'warn', ...bindings },
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.on('data', (chunk: Buffer) => (output += String(chunk)))
+      stderr.on('data', (chunk: Buffer) => (output += String(chunk)))
+    },
+    ...extra,
+  } as MiniflareOptions)
+  await mf.ready
+  const started: Edge = {
+    fetch: async (path, init) => answer(await mf.dispatchFetch(`http://edge.test${path}`, init as never)),
+    scheduled: async () => {
+      await (await mf.getWorker()).scheduled({ cron: '* * * * *' })
+    },
+    async logLine(text) {
+      // workerd's stdout reaches this process asynchronously, after the response.
+      const deadline = Date.now() + 5000
+      while (Date.now() < deadline) {
+        const line = output.split('\n').find((l) => l.includes(text))
+        if (line) return line
+        await new Promise((r) => setTimeout(r, 25))
+      }
+      throw new Error(`no log line containing ${JSON.stringify(text)}; the worker logged:\n${output}`)
+    },
+    logs: () => output,
+    dispose: () => mf.dispose(),
+  }
+  return started
+}
+
+async function spareEdge(bindings: Record<string, string>, extra?: Partial<MiniflareOptions>): Promise<Edge> {
+  const started = await startEdge(bindings, extra)
+  spares.push(started)
+  return started
+}
+
+interface Answer {
+  status: number
+  body: unknown
+  headers: Record<string, string>
+}
+
+/** Status, JSON body and the headers a client relies on; X-Request-Id only as present/absent. */
+async function answer(res: {
+  status: number
+  headers: { forEach(each: (value: string, name: string) => void): void }
+  text(): Promise<string>
+}): Promise<Answer> {
+  const text = await res.text()
+  const headers: Record<string, string> = {}
+  res.headers.forEach((value, name) => {
+    const key = name.toLowerCase()
+    if (key.startsWith('access-control-') || key === 'content-type' || key === 'retry-after' || key === 'allow') headers[key] = value
+    if (key === 'x-request-id') headers[key] = 'present'
   })
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers }
+}
 
 beforeAll(async () => {
-  scriptPath = buildWorker()
-  database = await freshDatabase()
-  bridge = await startWsBridge()
-  mf = worker({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.address })
+  bundle = buildWorker()
+  ;[database, bridge] = await Promise.all([freshDatabase(), startWsBridge()])
+  edge = await startEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url })
   node = await nodeApp(database.url)
 }, 120_000)
 
 afterAll(async () => {
-  await mf?.dispose()
+  await Promise.all(spares.map((s) => s.dispose()))
+  await edge?.dispose()
   await node?.close()
   await bridge?.close()
   await database?.drop()
+  if (bundle) rmSync(bundle.outdir, { recursive: true, force: true })
 })
 
-async function answer(res: { status: number; headers: { get(name: string): string | null }; text(): Promise<string> }) {
-  const text = await res.text()
-  return {
-    status: res.status,
-    body: text ? JSON.parse(text) : null,
-    cors: res.headers.get('access-control-allow-origin'),
-    requestId: res.headers.get('x-request-id') !== null,
-  }
-}
+const SAME_REQUESTS: [string, RequestInit?][] = [
+  ['/health'],
+  ['/health', { method: 'HEAD' }],
+  ['/health', { headers: { origin: 'https://app.example' } }],
+  ['/api/v1/does-not-exist'],
+  ['/health', { method: 'DELETE' }],
+  ['/anything', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } }],
+]
 
 describe('the worker in workerd', () => {
   it('answers the same requests the same as the Node runtime', async () => {
-    const requests: [string, RequestInit?][] = [
-      ['/health'],
-      ['/api/v1/does-not-exist'],
-      ['/health', { method: 'DELETE' }],
-      ['/anything', { method: 'OPTIONS' }],
-    ]
-    for (const [path, init] of requests) {
-      const viaWorker = await answer(await mf.dispatchFetch(`http://edge.test${path}`, init as never))
+    for (const [path, init] of SAME_REQUESTS) {
+      const viaWorker = await edge.fetch(path, init)
       const viaNode = await answer(await node.request(path, init))
       expect(viaWorker, `${init?.method ?? 'GET'} ${path}`).toEqual(viaNode)
     }
-    const health = await answer(await mf.dispatchFetch('http://edge.test/health'))
-    expect(health).toMatchObject({ status: 200, body: { status: 'healthy', database: 'connected', version: VERSION } })
-    const missing = await answer(await mf.dispatchFetch('http://edge.test/nope'))
-    expect(missing).toMatchObject({ status: 404, body: { error: 'Not found', code: 'not_found' }, cors: '*' })
+  })
+
+  it('reports healthy, answers unknown routes 404 and preflights 204 with CORS headers', async () => {
+    expect(await edge.fetch('/health')).toMatchObject({
+      status: 200,
+      body: { status: 'healthy', database: 'connected', version: VERSION },
+      headers: { 'x-request-id': 'present' },
+    })
+    expect(await edge.fetch('/nope')).toMatchObject({
+      status: 404,
+      body: { error: 'Not found', code: 'not_found' },
+      headers: { 'access-control-allow-origin': '*' },
+    })
+    const preflight = await edge.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
+    expect(preflight.status).toBe(204)
+    expect(preflight.body).toBeNull()
+    expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': '*' })
+    expect(preflight.headers['access-control-allow-methods']).toContain('POST')
+  })
+
+  // No route with a required JSON body exists yet; the first one (configure / push) adds this case.
+  it.todo('answers 400 to invalid JSON on a route with a required body, as Node does')
+
+  it('serves concurrent requests, each with its own pool', async () => {
+    // A pool shared across requests fails in workerd ("Cannot perform I/O on behalf of a
+    // different request"); twenty at once would expose one.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => edge.fetch('/health')))
+    for (const a of answers) expect(a).toMatchObject({ status: 200, body: { database: 'connected' } })
+    expect(edge.logs()).not.toMatch(/different request/)
   })
 
   it('runs the maintenance lanes from scheduled()', async () => {
-    const w = await mf.getWorker()
-    await w.scheduled({ cron: '* * * * *' })
-    // scheduled() hands the lanes to waitUntil; poll the lease row it writes.
+    await edge.scheduled()
+    // scheduled() hands the lanes to waitUntil; poll the lease row the lane writes.
     const deadline = Date.now() + 10_000
     let row: { runs: number; finished: boolean } | undefined
     while (Date.now() < deadline) {
@@ -84,27 +170,53 @@ describe('the worker in workerd', () => {
       if (row?.finished) break
       await new Promise((r) => setTimeout(r, 100))
     }
-    expect(row).toEqual({ runs: 1, finished: true })
+    expect(row?.finished).toBe(true)
+    expect(row?.runs).toBeGreaterThanOrEqual(1)
   })
 
   it('reports unhealthy with 503 when the database is unreachable', async () => {
     const closed = await freePort()
-    const down = worker({ DATABASE_URL: `postgres://postgres:x@127.0.0.1:${closed}/postgres`, NEON_WS_PROXY: bridge.address })
+    const down = await spareEdge({ DATABASE_URL: `postgres://postgres:x@127.0.0.1:${closed}/postgres`, NEON_WS_PROXY: bridge.url })
+    expect(await down.fetch('/health')).toMatchObject({ status: 503, body: { status: 'unhealthy', database: 'disconnected', version: VERSION } })
+    // Not a configuration fault: the next request tries the database again and still answers.
+    expect(await down.fetch('/health')).toMatchObject({ status: 503 })
+  })
+
+  it.each([
+    ['STATEMENT_TIMEOUT_MS', { STATEMENT_TIMEOUT_MS: 'soon' }],
+    ['DATABASE_URL', { DATABASE_URL: '' }],
+    ['JWT_ENABLED', { JWT_ENABLED: 'true', JWT_SECRET: 'not-logged-secret' }],
+  ])('answers 500 internal on every request and logs the variable when %s makes the configuration unusable', async (variable, bad) => {
+    const broken = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, ...bad })
+    for (const path of ['/health', '/nope']) {
+      expect(await broken.fetch(path)).toMatchObject({ status: 500, body: { error: 'Internal error', code: 'internal' } })
+    }
+    const line = JSON.parse(await broken.logLine('refusing to serve'))
+    expect(line).toMatchObject({ level: 'error', variable })
+    // Neither the connection string nor a secret reaches the log.
+    expect(broken.logs()).not.toContain(new URL(database.url).password)
+    expect(broken.logs()).not.toContain('not-logged-secret')
+  })
+
+  it('refuses to serve when the role has no statement timeout (D3)', async () => {
+    const untimed = await freshDatabase()
     try {
-      const res = await answer(await down.dispatchFetch('http://edge.test/health'))
-      expect(res).toMatchObject({ status: 503, body: { status: 'unhealthy', database: 'disconnected', version: VERSION } })
+      // Role-in-database settings beat the role-wide one db:migrate wrote, for this database only.
+      await untimed.sql(`alter role current_user in database ${untimed.name} set statement_timeout = 0`)
+      const refusing = await spareEdge({ DATABASE_URL: untimed.url, NEON_WS_PROXY: bridge.url })
+      for (const path of ['/health', '/health']) {
+        expect(await refusing.fetch(path)).toMatchObject({ status: 500, body: { error: 'Internal error', code: 'internal' } })
+      }
+      expect(await refusing.logLine('statement_timeout')).toContain('refusing to serve')
     } finally {
-      await down.dispose()
+      await untimed.drop()
     }
   })
 
-  it('answers 500 internal on every request when its configuration is invalid', async () => {
-    const broken = worker({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.address, STATEMENT_TIMEOUT_MS: 'soon' })
-    try {
-      const res = await answer(await broken.dispatchFetch('http://edge.test/health'))
-      expect(res).toMatchObject({ status: 500, body: { error: 'Internal error', code: 'internal' } })
-    } finally {
-      await broken.dispose()
+  it('serves the same answers over a Hyperdrive binding (node-postgres in workerd)', async () => {
+    const hyperdrive = await spareEdge({}, { hyperdrives: { HYPERDRIVE: database.url } })
+    for (const [path, init] of SAME_REQUESTS) {
+      expect(await hyperdrive.fetch(path, init), `${init?.method ?? 'GET'} ${path}`).toEqual(await answer(await node.request(path, init)))
     }
   })
 })
