@@ -28,7 +28,7 @@ const unavailable = () => new HttpError(503, 'db_unavailable', 'Database unavail
 const internal = () => new HttpError(500, 'internal', 'Internal error')
 
 // SQLSTATEs that mean "try again shortly": nothing was committed by the failed call (API §2.3).
-function isTransient(sqlstate: string): boolean {
+export function isTransient(sqlstate: string): boolean {
   return (
     sqlstate.startsWith('08') ||
     ['53300', '57P01', '57P02', '57P03', '57014', '40001', '40P01'].includes(sqlstate)
@@ -58,6 +58,23 @@ export function fromDbError(error: DbError): HttpError {
     default:
       return internal()
   }
+}
+
+/**
+ * Configure's own failure shapes (q&r, API §2.2 item 4, D13): the one route that passes procedure
+ * verdicts through. Sink-hold refusals and other engine 400s keep the usual map; a failure of the
+ * call itself (no connection, a transient SQLSTATE) is 500 "configure failed: …" rather than 503;
+ * any other verdict is its MESSAGE verbatim, at 404 when it says "not found", else at 500.
+ * Driver transport text never gets here: DbError reduces it to "database unavailable".
+ */
+export function fromConfigureError(error: unknown): HttpError {
+  if (!(error instanceof DbError)) return toHttpError(error)
+  if (error.kind === 'unavailable' || isTransient(error.sqlstate)) {
+    return new HttpError(500, 'internal', `configure failed: ${error.message}`)
+  }
+  if (error.sqlstate.startsWith('QM')) return fromDbError(error)
+  if (/not found/i.test(error.message)) return new HttpError(404, 'not_found', error.message)
+  return new HttpError(500, 'internal', error.message)
 }
 
 /** Any thrown value, as the HttpError a client may see. */

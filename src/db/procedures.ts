@@ -1,6 +1,7 @@
 // The registry of stored procedures the broker calls. A new query is a new procedure in sql/ plus
 // one entry here; nothing else in the code base holds SQL that routes or lanes run.
 import { z } from 'zod'
+import type { OptionBag } from '../queue-options.js'
 import { procedure, type Procedure } from './procedure.js'
 
 const laneProgress = z.record(z.string(), z.unknown())
@@ -32,6 +33,15 @@ export const procedures = {
     'log_dedup_purge_step_v1',
     { limit: 'int', now: 'timestamptz' },
     z.object({ processed: z.number().int(), next: z.string().nullable() }),
+  ),
+  /** Creates or edits a queue's configuration under the four merge rules; the route's body verbatim. */
+  configure_queue_v1: procedure<
+    { tenant: string; queue: string; options: OptionBag; replace: boolean; now?: Date },
+    { response: Record<string, unknown>; encryptionTurnedOff: boolean }
+  >(
+    'configure_queue_v1',
+    { tenant: 'text', queue: 'text', options: 'jsonb', replace: 'boolean', now: 'timestamptz' },
+    z.object({ response: z.record(z.string(), z.unknown()), encryptionTurnedOff: z.boolean() }),
   ),
 } as const
 

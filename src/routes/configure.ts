@@ -1,0 +1,51 @@
+// POST /api/v1/configure (q&r, ENGINE 10): normalise the body into one option bag, call
+// configure_queue_v1 once, answer its response verbatim.
+import { z } from 'zod'
+import { fromConfigureError } from '../errors.js'
+import { ROLE_SETS, route } from '../http/route.js'
+import { validate } from '../http/validate.js'
+import { QUEUE_OPTION_KEYS, optionBag, type OptionBag } from '../queue-options.js'
+
+const configureBody = z.looseObject({
+  queue: z.string({ error: 'must be a string' }).max(255, 'must be at most 255 characters'),
+  mode: z.enum(['merge', 'replace'], { error: 'must be "merge" or "replace"' }).optional(),
+  options: z.record(z.string(), z.unknown(), { error: 'must be an object' }).nullable().optional(),
+})
+
+const FOLDED = ['namespace', 'task'] as const
+
+/**
+ * The bag ENGINE 10.1 describes: recognised option keys at the top level, overlaid by the keys
+ * under `options`, then top-level namespace/task only when they are non-empty strings (a
+ * top-level '' or null means "not said"; under `options` it is said). Unknown keys are dropped.
+ */
+function optionsOf(body: z.output<typeof configureBody>): OptionBag {
+  const bag: Record<string, unknown> = {}
+  for (const key of QUEUE_OPTION_KEYS) {
+    if (key in body && !(FOLDED as readonly string[]).includes(key)) bag[key] = body[key]
+  }
+  Object.assign(bag, body.options ?? {})
+  for (const key of FOLDED) {
+    const value = body[key]
+    if (typeof value === 'string' && value !== '') bag[key] = value
+  }
+  return validate(optionBag, bag)
+}
+
+export const configureRoutes = [
+  route({ method: 'POST', path: '/api/v1/configure', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, async (c) => {
+    const body = validate(configureBody, c.var.body)
+    const options = optionsOf(body)
+    const result = await c.var.db
+      .call('configure_queue_v1', { tenant: c.var.tenant, queue: body.queue, options, replace: body.mode === 'replace' })
+      .catch((error: unknown) => {
+        throw fromConfigureError(error)
+      })
+    if (result.encryptionTurnedOff) {
+      // D12: SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
+      // encryption off; new messages are then stored in clear. Worth a line in the log.
+      c.var.log.warn('configure turned encryption off', { requestId: c.var.requestId, tenant: c.var.tenant, queue: body.queue })
+    }
+    return c.json(result.response)
+  }),
+]
