@@ -147,8 +147,16 @@ describe('the worker in workerd', () => {
     expect(preflight.headers['access-control-allow-methods']).toContain('POST')
   })
 
-  // No route with a required JSON body exists yet; the first one (configure / push) adds this case.
-  it.todo('answers 400 to invalid JSON on a route with a required body, as Node does')
+  it('configures a queue and refuses bad bodies exactly as Node does', async () => {
+    const post = (body: string): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    for (const body of ['{"queue":', '{"leaseTime":5}', '{"queue":"q","mode":"upsert"}', '{"queue":"q","retentionSinkHold":"a:b"}']) {
+      expect(await edge.fetch('/api/v1/configure', post(body)), body).toEqual(await answer(await node.request('/api/v1/configure', post(body))))
+    }
+    const created = await edge.fetch('/api/v1/configure', post('{"queue":"edge.smoke","options":{"leaseTime":42}}'))
+    expect(created).toMatchObject({ status: 200, body: { configured: true, namespace: 'edge', task: 'smoke', options: { leaseTime: 42, retryLimit: 3 } } })
+    const edited = await edge.fetch('/api/v1/configure', post('{"queue":"edge.smoke","retryLimit":9}'))
+    expect(edited.body).toMatchObject({ queueId: (created.body as { queueId: string }).queueId, options: { leaseTime: 42, retryLimit: 9 } })
+  })
 
   it('serves concurrent requests, each with its own pool', async () => {
     // A pool shared across requests fails in workerd ("Cannot perform I/O on behalf of a
