@@ -6,7 +6,7 @@ import { loadStaticKeys } from '../../src/http/jwt-keys.js'
 import { createLogger } from '../../src/log.js'
 import { allRoutes } from '../../src/routes/index.js'
 import { VERSION } from '../../src/version.js'
-import { testApp, type TestApp } from '../helpers/app.js'
+import { testApp, type TestApp, type TestAppOptions } from '../helpers/app.js'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { probeRoutes } from '../helpers/probe-routes.js'
 import { SECRET, bearer, keyPair, nowSeconds, token, unsigned, type KeyPair } from '../helpers/tokens.js'
@@ -15,7 +15,7 @@ let database: TestDatabase
 const apps: TestApp[] = []
 const routes = [...allRoutes(VERSION), ...probeRoutes]
 
-async function broker(env: Record<string, string>, deps: Parameters<typeof testApp>[0]['deps'] = {}): Promise<TestApp> {
+async function broker(env: Record<string, string>, deps: TestAppOptions['deps'] = {}): Promise<TestApp> {
   const app = await testApp({ database, env: { JWT_ENABLED: 'true', ...env }, deps: { routes, ...deps } })
   apps.push(app)
   return app
@@ -53,7 +53,7 @@ describe('HS256', () => {
   })
 
   it('answers 401 unauthenticated with WWW-Authenticate: Bearer when no token is sent', async () => {
-    for (const headers of [{}, { authorization: '' }, { authorization: 'Bearer' }, { authorization: 'Bearer   ' }]) {
+    for (const headers of [{}, { authorization: '' }, { authorization: 'Bearer' }, { authorization: 'Bearer   ' }] as Record<string, string>[]) {
       const res = await whoami(hs, headers)
       expect(res.status).toBe(401)
       expect(res.body).toMatchObject({ error: 'Authentication required', code: 'unauthenticated' })
