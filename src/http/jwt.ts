@@ -49,6 +49,27 @@ function protectedHeader(token: string): ProtectedHeaderParameters & { alg: stri
   return header as ProtectedHeaderParameters & { alg: string }
 }
 
+type VerifyKey = Parameters<typeof jwtVerify>[1]
+type VerifyOptions = NonNullable<Parameters<typeof jwtVerify>[2]>
+
+// A kid-less token checked against a JWKS that holds several keys of its type (mid-rotation)
+// matches them all; jose hands them over as an iterator, and the one that verifies is the signer.
+async function verify(token: string, key: VerifyKey, options: VerifyOptions) {
+  try {
+    return await jwtVerify(token, key, options)
+  } catch (error) {
+    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error
+    for await (const candidate of error) {
+      try {
+        return await jwtVerify(token, candidate, options)
+      } catch (each) {
+        if (!(each instanceof errors.JWSSignatureVerificationFailed)) throw each
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed()
+  }
+}
+
 export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Authenticator {
   const now = options.now ?? Date.now
   const skip = parseSkipPaths(config.JWT_SKIP_PATHS)
@@ -115,7 +136,7 @@ export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Auth
     try {
       const key = keyFor(header, await staticKeys)
       const at = now()
-      const { payload } = await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], {
+      const { payload } = await verify(token, key as VerifyKey, {
         algorithms: [header.alg],
         issuer: config.JWT_ISSUER,
         audience: config.JWT_AUDIENCE,

@@ -98,6 +98,14 @@ describe('JWKS', () => {
     expect(res.body).toMatchObject({ error: 'Invalid token signature', code: 'invalid_token' })
   })
 
+  it('verifies a token without kid against every key of its type (a set mid-rotation)', async () => {
+    const app = await broker({ JWT_ALGORITHM: 'RS256' })
+    served = [await rsaOld.jwk('k1'), await rsaNew.jwk('k2')]
+    expect((await call(app, await token({ role: 'admin' }, { alg: 'RS256', key: rsaNew.privateKey }))).status).toBe(200)
+    const other = await keyPair('RS256')
+    expect((await call(app, await token({ role: 'admin' }, { alg: 'RS256', key: other.privateKey }))).body.error).toBe('Invalid token signature')
+  })
+
   it('serves EdDSA and RS256 keys from one set under auto', async () => {
     const app = await broker({ JWT_ALGORITHM: 'auto' })
     served = [await rsaOld.jwk('r1'), await ed.jwk('e1')]
