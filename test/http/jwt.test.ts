@@ -103,6 +103,34 @@ describe('HS256', () => {
   })
 })
 
+describe('order of checks (API §3.5)', () => {
+  let tenancy: TestApp
+  beforeAll(async () => {
+    tenancy = await broker({ JWT_SECRET: SECRET, QUEEN_TENANCY_HEADER: 'X-Queen-Tenant', MAX_BODY_BYTES: '1024' })
+  })
+
+  it('answers OPTIONS 204 and unknown routes 404 without asking for a token', async () => {
+    expect((await tenancy.request('/probe/principal', { method: 'OPTIONS' })).status).toBe(204)
+    expect(await tenancy.json('GET', '/api/v1/nope')).toMatchObject({ status: 404, body: { error: 'Not found' } })
+  })
+
+  it('refuses an oversized body (413) before authentication, and authentication (401) before the tenant header', async () => {
+    const body = JSON.stringify({ pad: 'x'.repeat(2048) })
+    // app.request() sends no Content-Length by itself; a client over a socket does.
+    const big = await tenancy.json('POST', '/probe/required', body, { 'content-length': String(body.length) })
+    expect(big.status).toBe(413)
+    expect((await tenancy.json('POST', '/probe/required', { a: 1 })).body.code).toBe('unauthenticated')
+  })
+
+  it('checks the role set (403) before the tenant header (400), and the header before the body', async () => {
+    const w = bearer(await token({ role: 'write-only' }))
+    expect((await tenancy.json('POST', '/probe/required', '{broken', w)).body.code).toBe('forbidden')
+    const rw = bearer(await token({ role: 'read-write' }))
+    expect((await tenancy.json('POST', '/probe/required', '{broken', rw)).body.code).toBe('tenant_required')
+    expect((await tenancy.json('POST', '/probe/required', '{broken', { ...rw, 'x-queen-tenant': 'acme' })).body.code).toBe('invalid_json')
+  })
+})
+
 describe('time claims', () => {
   let strict: TestApp
   beforeAll(async () => {
