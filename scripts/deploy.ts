@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { ConfigError, loadConfig } from '../src/config.js'
+import { loadStaticKeys } from '../src/http/jwt-keys.js'
 
 function wranglerVars(): Record<string, string> {
   const toml = readFileSync(new URL('../wrangler.toml', import.meta.url), 'utf8')
@@ -17,7 +18,9 @@ function wranglerVars(): Record<string, string> {
 }
 
 try {
-  loadConfig({ ...wranglerVars(), ...process.env }, 'workers')
+  const config = loadConfig({ ...wranglerVars(), ...process.env }, 'workers')
+  // The PEM import the Worker does at its first event, done here first so a bad key never ships.
+  if (config.JWT_ENABLED) await loadStaticKeys(config)
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error
   console.error(`deploy refused: ${error.message}`)

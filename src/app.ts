@@ -9,6 +9,7 @@ import { authenticationOff, type Authenticator } from './http/auth.js'
 import { cors } from './http/cors.js'
 import type { AppEnv } from './http/env.js'
 import { routeGuard } from './http/guard.js'
+import { jwtAuthenticator } from './http/jwt.js'
 import { requestLog } from './http/request-log.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
@@ -27,7 +28,8 @@ export interface AppDeps {
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { config, log } = deps
-  const authenticate = deps.authenticate ?? authenticationOff
+  // Both runtimes get verification from here, so neither entry can forget it.
+  const authenticate = deps.authenticate ?? (config.JWT_ENABLED ? jwtAuthenticator(config, { log }) : authenticationOff)
   const app = new Hono<AppEnv>()
 
   app.use(requestLog(log))

@@ -60,7 +60,7 @@ export const VARIABLES = {
   JWT_AUDIENCE: { schema: text, meaning: 'required `aud` when set' },
   JWT_ROLES_CLAIM: { schema: text, default: 'role', meaning: 'claim holding one role string' },
   JWT_ROLES_ARRAY_CLAIM: { schema: text, default: 'roles', meaning: 'claim holding an array of roles' },
-  JWT_SKIP_PATHS: { schema: z.string(), default: '/health,/metrics/prometheus,/metrics,/', meaning: 'comma-separated paths that skip authentication (a trailing `/` makes a prefix)' },
+  JWT_SKIP_PATHS: { schema: z.string().refine((v) => v.split(',').every((e) => e.trim() === '' || e.trim().startsWith('/')), 'entries must start with /'), default: '/health,/metrics/prometheus,/metrics,/', meaning: 'comma-separated paths that skip authentication: exact, or a prefix when the entry ends in `/` (a bare `/` matches only `/`)' },
   JWT_CLOCK_SKEW: { schema: int(0, 86400), default: '30', meaning: 'seconds of leeway on exp/nbf/iat' },
   JWT_ROLE_ADMIN: { schema: text, default: 'admin', meaning: 'role string for admin' },
   JWT_ROLE_READ_WRITE: { schema: text, default: 'read-write', meaning: 'role string for read-write' },

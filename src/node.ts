@@ -9,6 +9,7 @@ import { createDatabase } from './db/database.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js'
 import { checkStatementTimeout, migrate } from './db/migrate.js'
 import { createNodePool } from './db/node-pool.js'
+import { loadStaticKeys } from './http/jwt-keys.js'
 import { createLogger, describeError } from './log.js'
 import { startLaneTimers } from '../cron/node-timers.js'
 
@@ -22,9 +23,16 @@ async function main(): Promise<void> {
     process.exit(1)
   }
   const log = createLogger(config.LOG_LEVEL)
+  // A PEM can only be parsed asynchronously, so loadConfig cannot; a bad key stops the start here,
+  // naming the variable, before any request can meet it (API §3.1).
   if (config.JWT_ENABLED) {
-    console.error('invalid configuration: JWT_ENABLED=true, but JWT verification is not built yet (issue #8); refusing to serve unauthenticated')
-    process.exit(1)
+    try {
+      await loadStaticKeys(config)
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error
+      console.error(error.message)
+      process.exit(1)
+    }
   }
 
   let embedded: EmbeddedServer | undefined

@@ -15,6 +15,7 @@ import { checkStatementTimeout } from './db/migrate.js'
 import { createNodePool } from './db/node-pool.js'
 import type { PoolLike } from './db/queryable.js'
 import type { AppEnv } from './http/env.js'
+import { loadStaticKeys } from './http/jwt-keys.js'
 import { createLogger, describeError, type Logger } from './log.js'
 
 export interface Env {
@@ -33,6 +34,8 @@ interface Ready {
   app: Hono<AppEnv>
   /** Set once the statement-timeout check (D3) has passed on this isolate. */
   checked: boolean
+  /** Set once JWT_PUBLIC_KEY has been imported (asynchronous, so not in boot()), or when auth is off. */
+  keysLoaded: boolean
 }
 
 interface Broken {
@@ -51,19 +54,29 @@ function boot(env: Env): Ready | Broken {
     if (config.DATABASE_URL === undefined && env.HYPERDRIVE === undefined) {
       throw new ConfigError('DATABASE_URL', 'is required on Workers (wrangler secret put DATABASE_URL) unless a HYPERDRIVE binding exists')
     }
-    if (config.JWT_ENABLED) {
-      // Auth misconfiguration must never meet a request (API §3.1); until verification exists
-      // (issue #8) the only safe answer to JWT_ENABLED=true is to serve nothing.
-      throw new ConfigError('JWT_ENABLED', 'is true, but JWT verification is not built yet (issue #8); refusing to serve unauthenticated')
-    }
     const log = createLogger(config.LOG_LEVEL)
     const app = createApp({ config, log, database: (c) => (c.env as Record<symbol, Database>)[REQUEST_DB]! })
-    isolate = { config, log, app, checked: false }
+    isolate = { config, log, app, checked: false, keysLoaded: !config.JWT_ENABLED }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     isolate = { variable: error.variable, reason: error.message }
   }
   return isolate
+}
+
+// The key material is part of the configuration: an unparsable PEM makes the isolate refuse every
+// request, exactly like an invalid variable (D22), instead of failing each request on its own.
+async function bootKeys(state: Ready | Broken): Promise<Ready | Broken> {
+  if (!('app' in state) || state.keysLoaded) return state
+  try {
+    await loadStaticKeys(state.config)
+    state.keysLoaded = true
+    return state
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    isolate = { variable: error.variable, reason: error.message }
+    return isolate
+  }
 }
 
 // Logged on every refused event, not once: an isolate can live for hours, and each 500 should
@@ -88,7 +101,7 @@ const internalError = () =>
 // against, though they are the same objects at runtime; the `as never` casts bridge only that.
 export default {
   async fetch(request, env, ctx) {
-    const state = boot(env)
+    const state = await bootKeys(boot(env))
     if (!('app' in state)) {
       logBroken(state)
       return internalError() as never

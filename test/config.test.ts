@@ -20,6 +20,7 @@ describe('configuration', () => {
       QUEEN_ENCRYPTION_KEY: 'short',
       DEFAULT_SUBSCRIPTION_MODE: 'latest',
       QUEEN_TENANCY_HEADER: 'bad header',
+      JWT_SKIP_PATHS: '/health,metrics',
     }
     for (const [name, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [name]: value }, 'node'), name).toThrow(ConfigError)
@@ -37,6 +38,9 @@ describe('configuration', () => {
   it('refuses auth switched on without key material', () => {
     expect(() => loadConfig({ JWT_ENABLED: 'true' }, 'node')).toThrow(/JWT_SECRET/)
     expect(() => loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256' }, 'node')).toThrow(/JWT_PUBLIC_KEY/)
+    expect(() => loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'EdDSA', JWT_SECRET: 's' }, 'node')).toThrow(/JWT_PUBLIC_KEY/)
+    expect(() => loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'auto' }, 'node')).toThrow(/^invalid configuration: JWT_ALGORITHM /)
+    expect(loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'auto', JWT_JWKS_URL: 'https://issuer.example/jwks' }, 'node').JWT_ALGORITHM).toBe('auto')
   })
 
   it('treats an empty value as unset', () => {

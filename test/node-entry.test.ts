@@ -80,3 +80,20 @@ describe('npm start on a fresh machine', () => {
     }
   }, 90_000)
 })
+
+describe('npm start with JWT_ENABLED', () => {
+  // The PEM is imported asynchronously after loadConfig, still before the database or the port.
+  it('refuses to start on an unparsable JWT_PUBLIC_KEY, naming it and not printing the key', async () => {
+    const key = '-----BEGIN PUBLIC KEY-----\\nbm90IGEga2V5\\n-----END PUBLIC KEY-----'
+    const env: NodeJS.ProcessEnv = { ...process.env, QUEEN_DATA_DIR: dataDir, JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_PUBLIC_KEY: key }
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout!.on('data', (d) => (output += String(d)))
+    child.stderr!.on('data', (d) => (output += String(d)))
+    const code = await new Promise<number | null>((done) => child.once('exit', (c) => done(c)))
+    expect(code).toBe(1)
+    expect(output).toContain('invalid configuration: JWT_PUBLIC_KEY')
+    expect(output).not.toContain('bm90IGEga2V5')
+    expect(output).not.toContain('listening')
+  }, 30_000)
+})

@@ -1,6 +1,5 @@
 // Who is calling. Authentication is off by default (API §3.1): then every request holds all four
-// roles and no subject. JWT verification plugs in here (issue #8); with JWT_ENABLED=true and no
-// verifier the broker refuses to start rather than serve unauthenticated (see src/node.ts).
+// roles and no subject. With JWT_ENABLED=true createApp uses the JWT authenticator (./jwt.ts).
 import type { Context } from 'hono'
 import type { Config } from '../config.js'
 
@@ -15,7 +14,8 @@ export interface Principal {
   tenant: string | null
 }
 
-const ANONYMOUS: Principal = { roles: new Set(ROLES), sub: null, tenant: null }
+/** Auth off, or a path in JWT_SKIP_PATHS: not authenticated at all, so nothing is refused here. */
+export const ANONYMOUS: Principal = { roles: new Set(ROLES), sub: null, tenant: null }
 
 export type Authenticator = (c: Context, config: Config) => Promise<Principal>
 

@@ -6,20 +6,25 @@ import { HttpError, badRequest } from '../errors.js'
 import type { Authenticator } from './auth.js'
 import { readJsonBody, tooLarge } from './body.js'
 import type { AppEnv } from './env.js'
-import type { RouteSpec } from './route.js'
+import { authorizes, type RouteSpec } from './route.js'
 
 const TENANT_VALUE = /^[A-Za-z0-9._-]{1,128}$/
 
+const GUARDS = new WeakSet<MiddlewareHandler<AppEnv>>()
+
+/** True for the handlers routeGuard made: the declaration test finds undeclared routes by their absence. */
+export const isRouteGuard = (handler: unknown): boolean => GUARDS.has(handler as MiddlewareHandler<AppEnv>)
+
 export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authenticator): MiddlewareHandler<AppEnv> {
   const tenancyHeader = spec.tenant === 'required' ? config.QUEEN_TENANCY_HEADER : undefined
-  return async (c, next) => {
+  const guard: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set('routePattern', spec.path)
     if (spec.body !== 'none' && Number(c.req.header('content-length')) > config.MAX_BODY_BYTES) {
       throw tooLarge(config.MAX_BODY_BYTES)
     }
 
     const principal = await authenticate(c, config)
-    if (!spec.roles.some((role) => principal.roles.has(role))) {
+    if (!authorizes(spec, principal.roles)) {
       throw new HttpError(403, 'forbidden', 'Insufficient permissions')
     }
     c.set('principal', principal)
@@ -36,8 +41,13 @@ export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authen
       }
       c.set('tenant', tenant)
     }
+    if (spec.brokerWide && principal.tenant !== null) {
+      throw new HttpError(403, 'tenant_forbidden', 'Tenant-bound tokens cannot change broker-wide settings')
+    }
 
     if (spec.body !== 'none') c.set('body', await readJsonBody(c.req.raw, spec.body, config.MAX_BODY_BYTES))
     await next()
   }
+  GUARDS.add(guard)
+  return guard
 }

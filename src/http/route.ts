@@ -15,10 +15,20 @@ export interface RouteSpec {
   /** 'none' only for /health and the metrics routes: tenant-free is a property of the route. */
   tenant: 'required' | 'none'
   body: BodyClass
+  /**
+   * Changes broker-wide state (push and pop maintenance, API §4.4): tenant-bound tokens are
+   * refused with 403 tenant_forbidden, whether or not tenancy is on.
+   */
+  brokerWide?: true
 }
 
 export interface RouteDef extends RouteSpec {
   handler: Handler<AppEnv>
+}
+
+/** The one authorization rule (API §3.3): the request's role set must meet the route's. No ladder. */
+export function authorizes(spec: Pick<RouteSpec, 'roles'>, roles: ReadonlySet<Role>): boolean {
+  return spec.roles.some((role) => roles.has(role))
 }
 
 export function route(spec: RouteSpec, handler: Handler<AppEnv>): RouteDef {

@@ -2,6 +2,8 @@
 // bridge (or a Hyperdrive binding): the requests a client sends answer the same as through Node,
 // scheduled() runs the lanes, and a worker that must not serve answers 500 internal.
 import { rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { dirname } from 'node:path'
 import type { Readable } from 'node:stream'
 import { Miniflare, type MiniflareOptions } from 'miniflare'
@@ -11,6 +13,7 @@ import { freePort } from '../../src/db/embedded.js'
 import { VERSION } from '../../src/version.js'
 import { nodeApp } from '../helpers/app.js'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import { SECRET, bearer, keyPair, token, unsigned } from '../helpers/tokens.js'
 import { buildWorker, type WorkerBundle } from './build-worker.js'
 
 interface Edge {
@@ -89,7 +92,7 @@ async function answer(res: {
   const headers: Record<string, string> = {}
   res.headers.forEach((value, name) => {
     const key = name.toLowerCase()
-    if (key.startsWith('access-control-') || key === 'content-type' || key === 'retry-after' || key === 'allow') headers[key] = value
+    if (key.startsWith('access-control-') || ['content-type', 'retry-after', 'allow', 'www-authenticate'].includes(key)) headers[key] = value
     if (key === 'x-request-id') headers[key] = 'present'
   })
   return { status: res.status, body: text ? JSON.parse(text) : null, headers }
@@ -191,10 +194,12 @@ describe('the worker in workerd', () => {
   })
 
   it.each([
-    ['STATEMENT_TIMEOUT_MS', { STATEMENT_TIMEOUT_MS: 'soon' }],
-    ['DATABASE_URL', { DATABASE_URL: '' }],
-    ['JWT_ENABLED', { JWT_ENABLED: 'true', JWT_SECRET: 'not-logged-secret' }],
-  ])('answers 500 internal on every request and logs the variable when %s makes the configuration unusable', async (variable, bad) => {
+    ['STATEMENT_TIMEOUT_MS', 'is not a number', { STATEMENT_TIMEOUT_MS: 'soon' }],
+    ['DATABASE_URL', 'is missing', { DATABASE_URL: '' }],
+    ['JWT_PUBLIC_KEY', 'is missing under RS256', { JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_SECRET: 'not-logged-secret' }],
+    // Caught only when the isolate imports the key at its first event (WebCrypto is asynchronous).
+    ['JWT_PUBLIC_KEY', 'is not a parsable PEM', { JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' }],
+  ])('answers 500 internal on every request and logs the variable when %s %s', async (variable, _why, bad) => {
     const broken = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, ...bad })
     for (const path of ['/health', '/nope']) {
       expect(await broken.fetch(path)).toMatchObject({ status: 500, body: { error: 'Internal error', code: 'internal' } })
@@ -204,6 +209,38 @@ describe('the worker in workerd', () => {
     // Neither the connection string nor a secret reaches the log.
     expect(broken.logs()).not.toContain(new URL(database.url).password)
     expect(broken.logs()).not.toContain('not-logged-secret')
+  })
+
+  it('verifies JWTs in workerd: HS256, EdDSA by PEM and RS256 from a JWKS endpoint', async () => {
+    const [ed, rsa] = await Promise.all([keyPair('EdDSA'), keyPair('RS256')])
+    const jwks = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      void rsa.jwk('edge-1').then((k) => res.end(JSON.stringify({ keys: [k] })))
+    })
+    await new Promise<void>((done) => jwks.listen(0, '127.0.0.1', done))
+    try {
+      const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`
+      // JWT_SKIP_PATHS=/ leaves /health authenticated, so the one route that exists shows the check.
+      const common = { DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, JWT_ENABLED: 'true', JWT_SKIP_PATHS: '/' }
+      const hs = await spareEdge({ ...common, JWT_SECRET: SECRET })
+      const missing = await hs.fetch('/health')
+      expect(missing).toMatchObject({ status: 401, body: { error: 'Authentication required', code: 'unauthenticated' }, headers: { 'www-authenticate': 'Bearer' } })
+      expect(await hs.fetch('/health', { headers: bearer(await token({ role: 'read-only' })) })).toMatchObject({ status: 200, body: { status: 'healthy' } })
+      expect(await hs.fetch('/health', { headers: bearer(await token({ role: 'write-only' })) })).toMatchObject({ status: 403, body: { code: 'forbidden' } })
+      expect(await hs.fetch('/health', { headers: bearer(unsigned({ role: 'admin' })) })).toMatchObject({ status: 401, body: { code: 'invalid_token' } })
+
+      const edEdge = await spareEdge({ ...common, JWT_ALGORITHM: 'EdDSA', JWT_PUBLIC_KEY: ed.pem })
+      expect(await edEdge.fetch('/health', { headers: bearer(await token({ role: 'admin' }, { alg: 'EdDSA', key: ed.privateKey })) })).toMatchObject({ status: 200 })
+
+      const jwksEdge = await spareEdge({ ...common, JWT_ALGORITHM: 'RS256', JWT_JWKS_URL: jwksUrl })
+      const signed = await token({ role: 'admin' }, { alg: 'RS256', key: rsa.privateKey, kid: 'edge-1' })
+      // Twice: the second request verifies with keys cached by the first request's fetch.
+      for (let i = 0; i < 2; i++) expect(await jwksEdge.fetch('/health', { headers: bearer(signed) })).toMatchObject({ status: 200 })
+      const stranger = await token({ role: 'admin' }, { alg: 'RS256', key: rsa.privateKey, kid: 'edge-9' })
+      expect(await jwksEdge.fetch('/health', { headers: bearer(stranger) })).toMatchObject({ status: 401, body: { error: 'Unknown key ID: edge-9' } })
+    } finally {
+      await new Promise((done) => jwks.close(done))
+    }
   })
 
   it('refuses to serve when the role has no statement timeout (D3)', async () => {

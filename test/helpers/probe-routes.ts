@@ -2,6 +2,7 @@
 // chain (body classes, tenancy, error mapping) before the product routes that use it exist.
 import { z } from 'zod'
 import { DbError } from '../../src/db/errors.js'
+import { ROLES } from '../../src/http/auth.js'
 import { ROLE_SETS, route } from '../../src/http/route.js'
 import { validate } from '../../src/http/validate.js'
 
@@ -26,4 +27,13 @@ export const probeRoutes = [
   route({ method: 'GET', path: '/probe/crash', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, () => {
     throw new Error('postgres://user:hunter2@db.internal/queen exploded')
   }),
+  // What a handler sees of the caller: the push route stamps principal.sub as producerSub (API §3.8).
+  route({ method: 'GET', path: '/probe/principal', roles: ROLES, tenant: 'required', body: 'none' }, (c) => {
+    const { sub, roles, tenant } = c.var.principal
+    return c.json({ sub, roles: [...roles].sort(), boundTenant: tenant, tenant: c.var.tenant })
+  }),
+  // Stands in for the maintenance switches (API §4.4) until they exist.
+  route({ method: 'POST', path: '/probe/broker-wide', roles: ROLE_SETS.A, tenant: 'required', body: 'optional', brokerWide: true }, (c) =>
+    c.json({ changed: true }),
+  ),
 ]
