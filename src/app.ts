@@ -12,6 +12,7 @@ import { routeGuard } from './http/guard.js'
 import { requestLog } from './http/request-log.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
+import { createPopWaker, type PopWaker } from './pop-waker.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
 
@@ -23,12 +24,15 @@ export interface AppDeps {
   authenticate?: Authenticator
   /** Defaults to every route of the broker; tests may mount a subset. */
   routes?: RouteDef[]
+  /** Long-poll wake-ups; defaults to one per app on Node and none on Workers (D24). */
+  popWaker?: PopWaker | null
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { config, log } = deps
   const authenticate = deps.authenticate ?? authenticationOff
   const app = new Hono<AppEnv>()
+  const popWaker = deps.popWaker !== undefined ? deps.popWaker : config.runtime === 'node' ? createPopWaker() : null
 
   app.use(requestLog(log))
   app.use(cors(config.QUEEN_TENANCY_HEADER))
@@ -36,6 +40,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('config', config)
     c.set('log', log)
     c.set('db', deps.database(c))
+    c.set('popWaker', popWaker)
     await next()
   })
 

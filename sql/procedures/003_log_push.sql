@@ -103,7 +103,7 @@ begin
   ), pieced as (
     -- Segments split at 1000 frames or once 1 MiB is reached (ENGINE 3.1); both keys grow with pos,
     -- so each distinct pair is one run of consecutive offsets.
-    select fm.*, (sum(fm.bytes) over (partition by fm.partition_id order by fm.pos) - fm.bytes) / 1048576 as byte_piece
+    select fm.*, ((sum(fm.bytes) over (partition by fm.partition_id order by fm.pos))::bigint - fm.bytes) / 1048576 as byte_piece
       from framed fm
   ), alloc as (
     update log_partitions lp
