@@ -39,7 +39,9 @@ declare
   v_lease uuid := _uuid_v7(v_now);
   v_messages jsonb := '[]'::jsonb;
   v_claimed integer := 0;
-  v_first record;
+  v_first_queue text;
+  v_first_partition text;
+  v_first_pid uuid;
   v_min_wait integer := 0;
   v_wb_active boolean := false;
   r record;
@@ -249,7 +251,9 @@ begin
       v_messages := v_messages || v_part;
       v_claimed := v_claimed + 1;
       if v_claimed = 1 then
-        v_first := r;
+        v_first_queue := r.qname;
+        v_first_partition := r.pname;
+        v_first_pid := r.pid;
       end if;
       v_frames_left := v_frames_left - v_n;
       v_bytes_left := v_bytes_left - v_bytes;
@@ -267,9 +271,9 @@ begin
     'leaseId', case when v_claimed = 0 then null when v_auto then '' else v_lease::text end,
     'partitionsClaimed', v_claimed,
     'minPopWaitMs', v_min_wait,
-    'queue', case when v_claimed > 0 then v_first.qname end,
-    'partition', case when v_claimed > 0 then v_first.pname end,
-    'partitionId', case when v_claimed > 0 then v_first.pid end,
+    'queue', v_first_queue,
+    'partition', v_first_partition,
+    'partitionId', v_first_pid,
     'windowBufferActive', coalesce(v_wb_active, false),
     'paused', false);
 end
