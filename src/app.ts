@@ -13,6 +13,7 @@ import { jwtAuthenticator } from './http/jwt.js'
 import { requestLog } from './http/request-log.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
+import { createPopWaker, type PopWaker } from './pop-waker.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
 
@@ -24,6 +25,8 @@ export interface AppDeps {
   authenticate?: Authenticator
   /** Defaults to every route of the broker; tests may mount a subset. */
   routes?: RouteDef[]
+  /** Long-poll wake-ups; defaults to one per app on Node and none on Workers (D24). */
+  popWaker?: PopWaker | null
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -31,6 +34,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Both runtimes get verification from here, so neither entry can forget it.
   const authenticate = deps.authenticate ?? (config.JWT_ENABLED ? jwtAuthenticator(config, { log }) : authenticationOff)
   const app = new Hono<AppEnv>()
+  const popWaker = deps.popWaker !== undefined ? deps.popWaker : config.runtime === 'node' ? createPopWaker() : null
 
   app.use(requestLog(log))
   app.use(cors(config.QUEEN_TENANCY_HEADER))
@@ -38,6 +42,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('config', config)
     c.set('log', log)
     c.set('db', deps.database(c))
+    c.set('popWaker', popWaker)
     await next()
   })
 

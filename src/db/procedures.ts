@@ -6,6 +6,123 @@ import { procedure, type Procedure } from './procedure.js'
 
 const laneProgress = z.record(z.string(), z.unknown())
 
+// int8 offsets arrive inside jsonb as JSON numbers; they stay below 2^53 for any realistic log.
+const offset = z.number().int()
+const encFlags = z.array(z.object({ name: z.string(), encryptionEnabled: z.boolean() }))
+
+const pushItemResult = z.object({
+  index: z.number().int(),
+  status: z.enum(['queued', 'duplicate']),
+  queue: z.string(),
+  partitionId: z.string(),
+  offset,
+  messageId: z.string(),
+  transactionId: z.string(),
+  traceId: z.string().nullable(),
+})
+const pushResult = z.object({ items: z.array(pushItemResult), queues: encFlags.nullable() })
+
+const frame = z.object({
+  queue: z.string(),
+  partition: z.string(),
+  partitionId: z.string(),
+  offset,
+  id: z.string(),
+  transactionId: z.string(),
+  traceId: z.string().nullable(),
+  producerSub: z.string().nullable(),
+  createdAt: z.string(),
+  enc: z.boolean(),
+  data: z.unknown(),
+  leaseId: z.string(),
+  consumerGroup: z.string(),
+  retryCount: z.number().int(),
+})
+export type PoppedFrame = z.infer<typeof frame>
+
+const popResult = z.object({
+  messages: z.array(frame),
+  leaseId: z.string().nullable(),
+  partitionsClaimed: z.number().int(),
+  minPopWaitMs: z.number().int(),
+  queue: z.string().nullable().optional(),
+  partition: z.string().nullable().optional(),
+  partitionId: z.string().nullable().optional(),
+  windowBufferActive: z.boolean(),
+  paused: z.boolean(),
+})
+
+const ackItemResult = z.object({
+  index: z.number().int(),
+  transactionId: z.string().nullable(),
+  offset: offset.nullable(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  code: z.string().nullable(),
+  queueName: z.string().nullable(),
+  partitionName: z.string().nullable(),
+  leaseReleased: z.boolean(),
+  dlq: z.boolean(),
+  dropped: z.boolean(),
+  evicted: z.boolean(),
+})
+export type AckItemResult = z.infer<typeof ackItemResult>
+
+const txnEntry = z.union([
+  pushItemResult.extend({ operation: z.number().int(), type: z.literal('push') }),
+  ackItemResult.extend({ operation: z.number().int(), type: z.literal('ack') }),
+])
+
+const renewItemResult = z.object({
+  index: z.number().int(),
+  leaseId: z.string().nullable(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  code: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  partitionsExtended: z.number().int(),
+})
+
+/** One push item as the push procedure takes it (the route has validated and encoded it). */
+export interface PushItemArg {
+  index: number
+  queue: string
+  partition: string
+  transactionId: string | null
+  traceId: string | null
+  producerSub: string | null
+  enc: boolean
+  data: unknown
+}
+
+/** One ack item as the ack procedure takes it. */
+export interface AckItemArg {
+  index: number
+  partitionId: string
+  transactionId: string
+  offset: number | null
+  consumerGroup: string | null
+  leaseId: string | null
+  status: string
+  error: string | null
+}
+
+export interface PopRequestArg {
+  queue?: string
+  partition?: string
+  namespace?: string
+  task?: string
+  group: string
+  batch: number
+  partitions: number
+  autoAck: boolean
+  subscriptionMode: 'all' | 'new' | 'timestamp'
+  subscriptionFrom?: string
+  maxBytes: number
+}
+
+export type TransactionOpArg = { type: 'push'; items: PushItemArg[] } | ({ type: 'ack' } & Omit<AckItemArg, 'index'>)
+
 export const procedures = {
   /** Claims a maintenance lane when it is free (or its holder died) and due; null when not claimed. */
   lane_claim_v1: procedure<
@@ -42,6 +159,39 @@ export const procedures = {
     'configure_queue_v1',
     { tenant: 'text', queue: 'text', options: 'jsonb', replace: 'boolean', now: 'timestamptz' },
     z.object({ response: z.record(z.string(), z.unknown()), encryptionTurnedOff: z.boolean() }),
+  ),
+  /** Push (ENGINE 3.2): every item queued or duplicate, or a raise and nothing stored. */
+  log_push_v1: procedure<{ tenant: string; items: PushItemArg[]; now?: Date }, z.infer<typeof pushResult>>(
+    'log_push_v1',
+    { tenant: 'text', items: 'jsonb', now: 'timestamptz' },
+    pushResult,
+  ),
+  /** Pop (ENGINE 5): leases an offset range of up to `partitions` partitions under one lease id. */
+  log_pop_v1: procedure<{ tenant: string; request: PopRequestArg; now?: Date }, z.infer<typeof popResult>>(
+    'log_pop_v1',
+    { tenant: 'text', request: 'jsonb', now: 'timestamptz' },
+    popResult,
+  ),
+  /** Ack (ENGINE 6.1-6.2): per-item results in index order. */
+  log_ack_v1: procedure<{ tenant: string; acks: AckItemArg[]; now?: Date }, AckItemResult[]>(
+    'log_ack_v1',
+    { tenant: 'text', acks: 'jsonb', now: 'timestamptz' },
+    z.array(ackItemResult),
+  ),
+  /** Transaction (ENGINE 6.4): pushes and acks all or nothing; business failures are results. */
+  log_transaction_v1: procedure<
+    { tenant: string; ops: TransactionOpArg[]; requiredLeases: string[]; now?: Date },
+    { success: boolean; error?: string | null; code?: string | null; results: z.infer<typeof txnEntry>[] }
+  >(
+    'log_transaction_v1',
+    { tenant: 'text', ops: 'jsonb', requiredLeases: 'jsonb', now: 'timestamptz' },
+    z.object({ success: z.boolean(), error: z.string().nullable().optional(), code: z.string().nullable().optional(), results: z.array(txnEntry) }),
+  ),
+  /** Lease renewal (ENGINE 6.5): never shortens; one result per item. */
+  log_renew_v1: procedure<{ tenant: string; items: { index: number; leaseId: string; seconds: number }[]; now?: Date }, z.infer<typeof renewItemResult>[]>(
+    'log_renew_v1',
+    { tenant: 'text', items: 'jsonb', now: 'timestamptz' },
+    z.array(renewItemResult),
   ),
 } as const
 

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { Logger } from '../log.js'
+import type { PopWaker } from '../pop-waker.js'
 import type { Principal } from './auth.js'
 
 export interface AppEnv {
@@ -18,5 +19,7 @@ export interface AppEnv {
     log: Logger
     /** The matched route pattern, for logs and metrics (never the raw path). */
     routePattern: string
+    /** Same-process long-poll wake-ups; null on Workers, which poll (D24). */
+    popWaker: PopWaker | null
   }
 }

@@ -1,9 +1,14 @@
 // Every route of the broker, in registration order. Literal segments are registered before
 // parameters (API §3.6), so each family's file lists its literal paths first.
 import type { RouteDef } from '../http/route.js'
+import { ackRoutes } from './ack.js'
 import { configureRoutes } from './configure.js'
 import { healthRoutes } from './health.js'
+import { leaseRoutes } from './lease.js'
+import { popRoutes } from './pop.js'
+import { pushRoutes } from './push.js'
+import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
-  return [...healthRoutes(version), ...configureRoutes]
+  return [...healthRoutes(version), ...configureRoutes, ...pushRoutes, ...popRoutes, ...ackRoutes, ...transactionRoutes, ...leaseRoutes]
 }

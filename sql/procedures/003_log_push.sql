@@ -1,0 +1,174 @@
+-- Push (ENGINE 3). `_log_push` is the body shared by log_push_v1 and transaction pushes; the public
+-- function adds the maintenance refusal.
+--
+-- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data}; the route
+-- has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
+-- believed the queue encrypted (`enc`).
+-- Returns {items:[{index, status:"queued"|"duplicate", queue, partitionId, offset, messageId,
+--   transactionId, traceId}], queues:[{name, encryptionEnabled}]}, items in index order.
+-- Raises QMENC (DETAIL {"queues":[{name, encryptionEnabled}]}) when an item's `enc` disagrees with its
+-- queue's flag, before anything is written; QMMNT in push maintenance (log_push_v1 only).
+-- Concurrency: queues and partitions are created first (no locks held), then every named partition's
+-- allocator row is locked FOR NO KEY UPDATE in id order (ENGINE 1.4) and held to commit, so offsets
+-- become visible gap-free in commit order (3.4) and check-then-insert dedup cannot race (3.3).
+-- Clock: clock_timestamp() read after the locks are granted, unless p_now pins it.
+create or replace function queen._log_push(p_tenant text, p_items jsonb, p_now timestamptz default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_queue text;
+  v_pids uuid[];
+  v_bad jsonb;
+  v_clock timestamptz;
+  v_result jsonb;
+begin
+  if p_items is null or jsonb_array_length(p_items) = 0 then
+    return jsonb_build_object('items', '[]'::jsonb, 'queues', '[]'::jsonb);
+  end if;
+
+  for v_queue in select distinct e->>'queue' from jsonb_array_elements(p_items) e order by 1 loop
+    perform _ensure_queue(p_tenant, v_queue);
+  end loop;
+
+  -- Before any allocator lock (ENGINE 11.3), in (queue, name) order so that two pushes creating the
+  -- same new partitions wait on each other in one order.
+  insert into log_partitions (queue_id, name)
+  select distinct q.id, coalesce(nullif(e->>'partition', ''), 'Default')
+    from jsonb_array_elements(p_items) e
+    join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
+   order by 1, 2
+  on conflict (queue_id, name) do nothing;
+
+  select array_agg(distinct p.id order by p.id) into v_pids
+    from jsonb_array_elements(p_items) e
+    join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
+    join log_partitions p on p.queue_id = q.id and p.name = coalesce(nullif(e->>'partition', ''), 'Default');
+
+  perform 1 from log_partitions where id = any (v_pids) order by id for no key update;
+
+  -- A fresh statement after the locks: a flipping configure has either committed (seen here) or
+  -- waits for this push (ENGINE 11.3).
+  select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
+    into v_bad
+    from jsonb_array_elements(p_items) e
+    join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
+   where coalesce((e->>'enc')::boolean, false) <> q.encryption_enabled;
+  if v_bad is not null then
+    raise exception using errcode = 'QMENC', message = 'queue encryption flag differs from the push',
+      detail = jsonb_build_object('queues', v_bad)::text;
+  end if;
+
+  v_clock := coalesce(p_now, clock_timestamp());
+
+  with raw as (
+    select coalesce((x.e->>'index')::int, (x.ord - 1)::int) as idx, x.e
+      from jsonb_array_elements(p_items) with ordinality as x(e, ord)
+  ), items as materialized (
+    select r.idx, q.name as queue_name, p.id as partition_id, q.dedup_window_seconds as win,
+           nullif(r.e->>'transactionId', '') is not null as txn_given,
+           coalesce(nullif(r.e->>'transactionId', ''), _uuid_v7(v_clock)::text) as txn,
+           nullif(r.e->>'traceId', '') as trace,
+           nullif(r.e->>'producerSub', '') as sub,
+           coalesce((r.e->>'enc')::boolean, false) as enc,
+           coalesce(r.e->'data', 'null'::jsonb) as data
+      from raw r
+      join queues q on q.tenant_id = p_tenant and q.name = r.e->>'queue'
+      join log_partitions p on p.queue_id = q.id and p.name = coalesce(nullif(r.e->>'partition', ''), 'Default')
+  ), ranked as materialized (
+    -- A window of 0 disables dedup entirely, inside one request too (D17).
+    select i.*, (i.txn_given and i.win > 0) as dedup,
+           case when i.txn_given and i.win > 0 then md5(i.txn)::uuid end as h,
+           case when i.txn_given and i.win > 0
+                then row_number() over (partition by i.partition_id, i.txn order by i.idx)
+                else 1 end as dup_rank
+      from items i
+  ), prior as materialized (
+    select t.partition_id, t.txn_hash, t.frame_offset, t.message_id
+      from log_txns t
+     where (t.partition_id, t.txn_hash) in (select partition_id, h from ranked where dedup)
+       and t.expires_at > v_clock
+  ), fresh as materialized (
+    select rk.*, _uuid_v7(v_clock) as message_id,
+           row_number() over (partition by rk.partition_id order by rk.idx) - 1 as pos
+      from ranked rk
+     where rk.dup_rank = 1
+       and not exists (select 1 from prior pr where pr.partition_id = rk.partition_id and pr.txn_hash = rk.h)
+  ), framed as materialized (
+    select f.*, fr.frame, octet_length(fr.frame::text)::bigint as bytes
+      from fresh f
+      cross join lateral (select jsonb_build_object('id', f.message_id, 'txn', f.txn, 'trace', f.trace,
+                                                    'sub', f.sub, 'enc', f.enc, 'data', f.data) as frame) fr
+  ), pieced as (
+    -- Segments split at 1000 frames or once 1 MiB is reached (ENGINE 3.1); both keys grow with pos,
+    -- so each distinct pair is one run of consecutive offsets.
+    select fm.*, ((sum(fm.bytes) over (partition by fm.partition_id order by fm.pos))::bigint - fm.bytes) / 1048576 as byte_piece
+      from framed fm
+  ), alloc as (
+    update log_partitions lp
+       set last_offset = lp.last_offset + f.n,
+           head_at = greatest(v_clock, lp.head_at + interval '1 microsecond'),
+           last_write_at = greatest(lp.last_write_at,
+                                    date_trunc('second', greatest(v_clock, lp.head_at + interval '1 microsecond')))
+      from (select partition_id, count(*) as n from framed group by 1) f
+     where lp.id = f.partition_id
+    returning lp.id, lp.last_offset - f.n + 1 as base, lp.head_at as created_at
+  ), seg as (
+    insert into log_segments (partition_id, base_offset, last_offset, frame_count, created_at, byte_size, frames)
+    select a.id, a.base + min(pc.pos), a.base + max(pc.pos), count(*), a.created_at, sum(pc.bytes),
+           array_agg(pc.frame order by pc.pos)
+      from pieced pc join alloc a on a.id = pc.partition_id
+     group by a.id, a.base, a.created_at, pc.pos / 1000, pc.byte_piece
+    returning 1
+  ), hashes as (
+    insert into log_txns (partition_id, txn_hash, frame_offset, message_id, expires_at)
+    select f.partition_id, f.h, a.base + f.pos, f.message_id, a.created_at + make_interval(secs => f.win)
+      from framed f join alloc a on a.id = f.partition_id
+     where f.dedup
+    on conflict (partition_id, txn_hash) do update
+       set frame_offset = excluded.frame_offset, message_id = excluded.message_id, expires_at = excluded.expires_at
+     where log_txns.expires_at <= v_clock
+    returning 1
+  ), answer as (
+    select rk.idx, rk.queue_name, rk.partition_id, rk.txn, rk.trace,
+           case when fm.message_id is not null then 'queued' else 'duplicate' end as status,
+           coalesce(fm.message_id, wf.message_id, pr.message_id) as message_id,
+           coalesce(af.base + fm.pos, aw.base + wf.pos, pr.frame_offset) as off
+      from ranked rk
+      left join framed fm on fm.idx = rk.idx
+      left join ranked w on rk.dup_rank > 1 and w.partition_id = rk.partition_id and w.h = rk.h and w.dup_rank = 1
+      left join framed wf on wf.idx = w.idx
+      left join prior pr on rk.dedup and pr.partition_id = rk.partition_id and pr.txn_hash = rk.h
+      left join alloc af on af.id = fm.partition_id
+      left join alloc aw on aw.id = wf.partition_id
+  )
+  select jsonb_build_object(
+           'items', jsonb_agg(jsonb_build_object('index', a.idx, 'status', a.status, 'queue', a.queue_name,
+                                                 'partitionId', a.partition_id, 'offset', a.off,
+                                                 'messageId', a.message_id, 'transactionId', a.txn,
+                                                 'traceId', a.trace) order by a.idx),
+           'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
+                        from queues q
+                       where q.tenant_id = p_tenant
+                         and q.name in (select e->>'queue' from jsonb_array_elements(p_items) e)))
+    into v_result
+    from answer a;
+  return v_result;
+end
+$$;
+
+-- log_push_v1: POST /api/v1/push (API 5.4). One call, one transaction: every item ends queued or
+-- duplicate, or the call raises and nothing is stored.
+create or replace function queen.log_push_v1(p_tenant text, p_items jsonb, p_now timestamptz default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  if (select value from system_state where key = 'maintenance') = 'true'::jsonb then
+    raise exception using errcode = 'QMMNT', message = 'push maintenance is on';
+  end if;
+  return _log_push(p_tenant, p_items, p_now);
+end
+$$;

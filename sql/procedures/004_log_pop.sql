@@ -1,0 +1,280 @@
+-- log_pop_v1: every pop route (API 5.5, ENGINE 5). A pop leases a contiguous offset range of whole
+-- partitions for one (partition, group); it never sleeps (long-polls wait in the route, 5.8).
+--
+-- p_request: {queue, partition?} or {namespace?, task?}; group ('' or absent: __QUEUE_MODE__);
+--   batch [1, 10000]; partitions [1, 1000] (wildcard only); autoAck; subscriptionMode 'all'|'new'|
+--   'timestamp' with subscriptionFrom (an ISO instant) for 'timestamp'; maxBytes (POP_MAX_BYTES).
+-- Returns {messages:[…], leaseId, partitionsClaimed, minPopWaitMs, queue, partition, partitionId,
+--   windowBufferActive, paused}. Each message is {queue, partition, partitionId, offset, id,
+--   transactionId, traceId, producerSub, createdAt (µs), enc, data, leaseId, consumerGroup, retryCount}.
+-- Raises QM400 for an unparsable subscription instant.
+-- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
+-- partition-id order); candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
+-- wait and two pops of one group can never lease one partition (ENGINE 13.4). Candidates are walked
+-- from a random pivot with no ORDER BY and no LIMIT, so no partition starves.
+-- An expired lease with unsettled frames is reclaimed here and counts one failed attempt against the
+-- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4).
+-- Clock: clock_timestamp() once at entry, unless p_now pins it.
+create or replace function queen.log_pop_v1(p_tenant text, p_request jsonb, p_now timestamptz default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_group text := coalesce(nullif(p_request->>'group', ''), '__QUEUE_MODE__');
+  v_queue text := p_request->>'queue';
+  v_partition text := nullif(p_request->>'partition', '');
+  v_ns text := nullif(p_request->>'namespace', '');
+  v_task text := nullif(p_request->>'task', '');
+  v_auto boolean := coalesce((p_request->>'autoAck')::boolean, false);
+  v_mode text := coalesce(nullif(p_request->>'subscriptionMode', ''), 'all');
+  v_sub_at timestamptz;
+  v_frames_left integer := least(greatest(coalesce((p_request->>'batch')::integer, 1), 1), 10000);
+  v_parts_left integer;
+  v_bytes_left bigint := greatest(coalesce((p_request->>'maxBytes')::bigint, 8388608), 1);
+  v_queue_ids uuid[];
+  v_pid uuid;
+  v_pivot uuid := gen_random_uuid();
+  v_lease uuid := _uuid_v7(v_now);
+  v_messages jsonb := '[]'::jsonb;
+  v_claimed integer := 0;
+  v_first_queue text;
+  v_first_partition text;
+  v_first_pid uuid;
+  v_min_wait integer := 0;
+  v_wb_active boolean := false;
+  r record;
+  v_c log_consumers;
+  v_dirty boolean;
+  v_vh bigint;
+  v_hi bigint;
+  v_part jsonb;
+  v_from bigint;
+  v_to bigint;
+  v_n integer;
+  v_bytes bigint;
+  v_secs integer;
+begin
+  if (select value from system_state where key = 'pop_maintenance') = 'true'::jsonb then
+    return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+                              'minPopWaitMs', 0, 'paused', true, 'windowBufferActive', false);
+  end if;
+
+  if v_group = '__QUEUE_MODE__' then
+    v_mode := 'all';  -- queue mode always reads from the log start (API 5.5)
+  elsif v_mode = 'timestamp' then
+    begin
+      v_sub_at := (p_request->>'subscriptionFrom')::timestamptz;
+    exception when others then
+      raise exception using errcode = 'QM400', message = 'subscriptionFrom must be now or an ISO-8601 timestamp';
+    end;
+    if v_sub_at is null then
+      raise exception using errcode = 'QM400', message = 'subscriptionFrom must be now or an ISO-8601 timestamp';
+    end if;
+  elsif v_mode = 'new' then
+    v_sub_at := v_now;
+  else
+    v_mode := 'all';
+  end if;
+
+  if v_queue is not null then
+    -- A group may subscribe before the first push: the queue row exists from the first pop (D11, D18).
+    v_queue_ids := array[_ensure_queue(p_tenant, v_queue)];
+    if v_partition is not null then
+      select id into v_pid from log_partitions where queue_id = v_queue_ids[1] and name = v_partition;
+      if not found then
+        select min_pop_wait_time into v_min_wait from queues where id = v_queue_ids[1];
+        return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+                                  'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
+      end if;
+    end if;
+  else
+    select array_agg(id order by id) into v_queue_ids
+      from queues
+     where tenant_id = p_tenant and (v_ns is null or namespace = v_ns) and (v_task is null or task = v_task);
+    if v_queue_ids is null then
+      return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+                                'minPopWaitMs', 0, 'paused', false, 'windowBufferActive', false);
+    end if;
+  end if;
+  v_parts_left := case when v_pid is null then least(greatest(coalesce((p_request->>'partitions')::integer, 1), 1), 1000) else 1 end;
+  select coalesce(max(min_pop_wait_time), 0) into v_min_wait from queues where id = any (v_queue_ids);
+
+  -- First contact fixes the subscription (API 5.5); a row written by the delivery route without a
+  -- mode (D15) takes it now.
+  insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at)
+  select qid, v_group, v_mode, v_sub_at from unnest(v_queue_ids) qid order by qid
+  on conflict (queue_id, consumer_group) do nothing;
+  update consumer_groups set subscription_mode = v_mode, subscription_at = v_sub_at
+   where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
+
+  -- Missing cursor rows are created already initialised by the group's rule (ENGINE 5.2, D7, D9).
+  insert into log_consumers (partition_id, consumer_group, committed_offset)
+  select p.id, v_group, _log_initial_cursor(p.id, p.log_start, p.last_offset, g.subscription_mode, g.subscription_at)
+    from log_partitions p
+    join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
+   where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid)
+     and p.last_offset >= p.log_start
+     and not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = v_group)
+   order by p.id
+  on conflict do nothing;
+
+  if v_pid is not null then
+    v_pivot := '00000000-0000-0000-0000-000000000000';
+    select (q.window_buffer > 0 and p.head_at > v_now - make_interval(secs => q.window_buffer)) into v_wb_active
+      from log_partitions p join queues q on q.id = p.queue_id where p.id = v_pid;
+  end if;
+
+  for r in
+    select * from (
+      select p.id as pid, p.name as pname, p.log_start, p.last_offset, q.name as qname, q.lease_time, q.retry_limit,
+             (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, q.delayed_processing
+        from log_partitions p
+        join queues q on q.id = p.queue_id
+        join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
+       where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id >= v_pivot
+         and p.last_offset >= greatest(c.committed_offset, p.log_start)
+         and (c.lease_id is null or c.lease_expires_at <= v_now)
+         and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
+    ) a
+    union all
+    select * from (
+      select p.id, p.name, p.log_start, p.last_offset, q.name, q.lease_time, q.retry_limit,
+             (q.dead_letter_queue or q.dlq_after_max_retries), q.delayed_processing
+        from log_partitions p
+        join queues q on q.id = p.queue_id
+        join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
+       where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id < v_pivot
+         and p.last_offset >= greatest(c.committed_offset, p.log_start)
+         and (c.lease_id is null or c.lease_expires_at <= v_now)
+         and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
+    ) b
+  loop
+    select * into v_c from log_consumers
+     where partition_id = r.pid and consumer_group = v_group
+       for update skip locked;
+    continue when not found or (v_c.lease_id is not null and v_c.lease_expires_at > v_now);
+    -- The loop's snapshot is older than the lock: read the head again.
+    select log_start, last_offset into r.log_start, r.last_offset from log_partitions where id = r.pid;
+    v_dirty := false;
+
+    if v_c.committed_offset < r.log_start then
+      v_c.committed_offset := r.log_start;  -- gap tolerance: resume at the next existing offset
+      v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > r.log_start order by x);
+      v_dirty := true;
+    end if;
+
+    if v_c.lease_id is not null then
+      -- Expired (checked above). An unsettled range charges one attempt; a range wholly removed by
+      -- retention does not (ENGINE 7.1).
+      if v_c.committed_offset <= v_c.lease_to then
+        v_c := _log_count_failure(v_c, v_c.committed_offset);
+        if v_c.retry_offset = v_c.committed_offset and v_c.retry_count > r.retry_limit then
+          if r.dlq_on then
+            perform _log_dead_letter(r.pid, v_group, v_c.committed_offset, 'Lease expired', v_c.retry_count, v_now);
+          end if;
+          v_c := _log_settle(v_c, v_c.committed_offset);
+          v_c.retry_offset := null;
+          v_c.retry_count := 0;
+        end if;
+      end if;
+      v_c.lease_id := null;
+      v_c.lease_expires_at := null;
+      v_dirty := true;
+    end if;
+
+    v_vh := r.last_offset + 1;
+    if r.delayed_processing > 0 then
+      -- Delivery stops at the first frame younger than the delay, which keeps FIFO (API 5.5).
+      select s.last_offset + 1 into v_vh
+        from log_segments s
+       where s.partition_id = r.pid and s.created_at <= v_now - make_interval(secs => r.delayed_processing)
+       order by s.created_at desc, s.base_offset desc
+       limit 1;
+      if not found then
+        v_vh := r.log_start;
+      end if;
+      v_vh := least(v_vh, r.last_offset + 1);
+    end if;
+
+    v_n := 0;
+    if v_c.committed_offset < v_vh then
+      v_hi := least(v_vh - 1, v_c.committed_offset + v_frames_left - 1);
+      with sl as (
+        select s.base_offset + greatest(v_c.committed_offset - s.base_offset, 0) + o.i - 1 as off, s.created_at, o.frame
+          from log_segments s
+          cross join lateral unnest(s.frames[greatest(v_c.committed_offset - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
+                             with ordinality as o(frame, i)
+         where s.partition_id = r.pid
+           and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
+                                           where s2.partition_id = r.pid and s2.base_offset <= v_c.committed_offset), -1)
+           and s.base_offset <= v_hi
+      ), measured as (
+        select sl.*, octet_length(sl.frame::text)::bigint as len, row_number() over (order by sl.off) as rn,
+               sum(octet_length(sl.frame::text)) over (order by sl.off) as cum
+          from sl
+      )
+      select coalesce(jsonb_agg(jsonb_build_object(
+               'queue', r.qname, 'partition', r.pname, 'partitionId', r.pid, 'offset', m.off,
+               'id', m.frame->'id', 'transactionId', m.frame->'txn', 'traceId', m.frame->'trace',
+               'producerSub', m.frame->'sub', 'createdAt', _iso_us(m.created_at),
+               'enc', coalesce(m.frame->'enc', 'false'::jsonb), 'data', m.frame->'data',
+               'leaseId', case when v_auto then '' else v_lease::text end, 'consumerGroup', v_group,
+               'retryCount', case when m.off = v_c.retry_offset then v_c.retry_count else 0 end)
+             order by m.off), '[]'::jsonb),
+             min(m.off), max(m.off), count(*), coalesce(sum(m.len), 0)
+        into v_part, v_from, v_to, v_n, v_bytes
+        from measured m
+       where m.rn = 1 or m.cum <= v_bytes_left;
+    end if;
+
+    if v_n > 0 then
+      v_c.committed_offset := greatest(v_c.committed_offset, v_from);  -- a gap jump; never a regression
+      if v_auto then
+        v_c.committed_offset := greatest(v_c.committed_offset, v_to + 1);
+        v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > v_to order by x);
+        v_c.total_consumed := v_c.total_consumed + v_n;
+        v_c.last_consumed_at := v_now;
+        if v_c.retry_offset is not null and v_c.retry_offset < v_c.committed_offset then
+          v_c.retry_offset := null;
+          v_c.retry_count := 0;
+        end if;
+      else
+        v_secs := case when r.lease_time <= 0 then 60 else r.lease_time end;
+        v_c.lease_id := v_lease;
+        v_c.lease_expires_at := v_now + make_interval(secs => v_secs);
+        v_c.lease_from := v_from;
+        v_c.lease_to := v_to;
+      end if;
+      v_dirty := true;
+      v_messages := v_messages || v_part;
+      v_claimed := v_claimed + 1;
+      if v_claimed = 1 then
+        v_first_queue := r.qname;
+        v_first_partition := r.pname;
+        v_first_pid := r.pid;
+      end if;
+      v_frames_left := v_frames_left - v_n;
+      v_bytes_left := v_bytes_left - v_bytes;
+      v_parts_left := v_parts_left - 1;
+    end if;
+
+    if v_dirty then
+      perform _log_consumer_write(v_c);
+    end if;
+    exit when v_frames_left <= 0 or v_parts_left <= 0 or v_bytes_left <= 0;
+  end loop;
+
+  return jsonb_build_object(
+    'messages', v_messages,
+    'leaseId', case when v_claimed = 0 then null when v_auto then '' else v_lease::text end,
+    'partitionsClaimed', v_claimed,
+    'minPopWaitMs', v_min_wait,
+    'queue', v_first_queue,
+    'partition', v_first_partition,
+    'partitionId', v_first_pid,
+    'windowBufferActive', coalesce(v_wb_active, false),
+    'paused', false);
+end
+$$;

@@ -1,0 +1,392 @@
+-- Ack, retry and the dead-letter queue (ENGINE 6.1-6.2), plus the cursor-row helpers pop shares.
+--
+-- The per-row state machine works on a log_consumers value held in a variable and written back once
+-- per row (_log_consumer_write), so an ack of fifty items is one UPDATE, not fifty.
+-- `committed_offset` is a contiguous frontier that only moves forward; `acked_set` holds settled
+-- offsets above it; retry state (retry_offset, retry_count) belongs to the lowest failing unsettled
+-- frame and is cleared when that frame settles (ENGINE 6.7: no inherited counts).
+
+-- _log_initial_cursor: where a group's missing cursor row on a partition starts (ENGINE 5.2, D7):
+-- the log start for 'all' (and queue mode), else the first segment written at or after the
+-- subscription instant, else the high watermark. Ties of one split push share created_at, so the
+-- lookup takes min(base_offset) (D9).
+create or replace function queen._log_initial_cursor(p_pid uuid, p_log_start bigint, p_last_offset bigint,
+                                                     p_mode text, p_at timestamptz)
+returns bigint
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select case when p_mode in ('new', 'timestamp') and p_at is not null
+              then greatest(coalesce((select min(s.base_offset) from log_segments s
+                                        where s.partition_id = p_pid and s.created_at >= p_at),
+                                     p_last_offset + 1), p_log_start)
+              else p_log_start end
+$$;
+
+-- _log_settle: settle(o) of ENGINE 6.2 on a cursor value. Never moves the cursor backwards.
+create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if p_offset < c.committed_offset then
+    null;
+  elsif p_offset = c.committed_offset then
+    c.committed_offset := p_offset + 1;
+    while cardinality(c.acked_set) > 0 and c.acked_set[1] <= c.committed_offset loop
+      if c.acked_set[1] = c.committed_offset then
+        c.committed_offset := c.committed_offset + 1;
+      end if;
+      c.acked_set := c.acked_set[2:];
+    end loop;
+  elsif not (p_offset = any (c.acked_set)) and cardinality(c.acked_set) < 10000 then
+    -- Beyond 10 000 out-of-order completions the newest is forgotten: that frame is redelivered.
+    c.acked_set := array(select x from unnest(c.acked_set || p_offset) x order by x);
+  end if;
+  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
+    c.retry_offset := null;
+    c.retry_count := 0;
+  end if;
+  return c;
+end
+$$;
+
+-- _log_count_failure: records one failed attempt against frame p_offset (ENGINE 6.2): the lowest
+-- failing unsettled frame governs; a failure above it changes nothing.
+create or replace function queen._log_count_failure(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if c.retry_offset is null or c.retry_offset < c.committed_offset or c.retry_offset = any (c.acked_set)
+     or p_offset < c.retry_offset then
+    c.retry_offset := p_offset;
+    c.retry_count := 1;
+  elsif p_offset = c.retry_offset then
+    c.retry_count := c.retry_count + 1;
+  end if;
+  return c;
+end
+$$;
+
+-- _log_consumer_write: writes a cursor value back to its (already locked) row.
+create or replace function queen._log_consumer_write(p_c queen.log_consumers)
+returns void
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  update log_consumers
+     set committed_offset = p_c.committed_offset, acked_set = p_c.acked_set,
+         lease_id = p_c.lease_id, lease_expires_at = p_c.lease_expires_at,
+         lease_from = p_c.lease_from, lease_to = p_c.lease_to,
+         retry_offset = p_c.retry_offset, retry_count = p_c.retry_count,
+         total_consumed = p_c.total_consumed, last_consumed_at = p_c.last_consumed_at
+   where partition_id = p_c.partition_id and consumer_group = p_c.consumer_group
+$$;
+
+-- _log_frame_at: the frame stored at one offset and its segment's created_at, or no row.
+create or replace function queen._log_frame_at(p_pid uuid, p_offset bigint, out frame jsonb, out created_at timestamptz)
+returns record
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select s.frames[(p_offset - s.base_offset + 1)::int], s.created_at
+    from log_segments s
+   where s.partition_id = p_pid and s.base_offset <= p_offset and s.last_offset >= p_offset
+   order by s.base_offset desc
+   limit 1
+$$;
+
+-- _log_dead_letter: copies one frame into log_dlq (a full copy with no FK, so it outlives retention of
+-- the segment). ON CONFLICT DO NOTHING: no path dead-letters a frame twice for one group.
+-- Returns true when the frame still existed to be copied.
+create or replace function queen._log_dead_letter(p_pid uuid, p_group text, p_offset bigint, p_error text,
+                                                  p_retry_count integer, p_now timestamptz)
+returns boolean
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_frame jsonb;
+  v_created timestamptz;
+begin
+  select f.frame, f.created_at into v_frame, v_created from _log_frame_at(p_pid, p_offset) f;
+  if v_frame is null then
+    return false;
+  end if;
+  insert into log_dlq (tenant_id, queue_id, partition_id, partition_name, consumer_group, frame_offset, message_id,
+                       transaction_id, frame, error, retry_count, original_created_at, failed_at)
+  select q.tenant_id, q.id, p.id, p.name, p_group, p_offset, (v_frame->>'id')::uuid, v_frame->>'txn',
+         v_frame, p_error, p_retry_count, v_created, p_now
+    from log_partitions p join queues q on q.id = p.queue_id
+   where p.id = p_pid
+  on conflict (partition_id, consumer_group, frame_offset) do nothing;
+  return true;
+end
+$$;
+
+-- _log_ack: the body of log_ack_v1 and of transaction acks (p_terminal: a transaction's failed/dlq
+-- is a terminal verdict with no retry round, ENGINE 6.4).
+-- Items: [{index, partitionId, transactionId, offset?, consumerGroup?, leaseId?, status, error?}].
+-- Returns a JSON array, in index order, of {index, transactionId, offset, success, error, code,
+--   queueName, partitionName, leaseReleased, dlq, dropped, evicted}.
+-- Concurrency: missing cursor rows are inserted first in (partition, group) order, then each row is
+-- locked FOR UPDATE in that order (ENGINE 1.4). Leases are checked once per row at lock time (6.1),
+-- so an earlier item releasing the lease cannot invalidate a later one; D5: an item without a
+-- leaseId applies completed and dlq, and failed/retry only when the row has no live lease.
+create or replace function queen._log_ack(p_tenant text, p_acks jsonb, p_now timestamptz, p_terminal boolean)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_results jsonb[] := '{}';
+  g record;
+  it record;
+  e jsonb;
+  v_c log_consumers;
+  v_live boolean;
+  v_lease_at_lock uuid;
+  v_log_start bigint;
+  v_last bigint;
+  v_resolved jsonb[];
+  v_off bigint;
+  v_frame jsonb;
+  v_given_lease text;
+  v_status text;
+  v_released boolean;
+  v_dlq boolean;
+  v_dropped boolean;
+  v_err text;
+  v_code text;
+  v_success boolean;
+  v_evicted boolean;
+  v_reason text;
+begin
+  -- Missing cursor rows first, before any row lock, in lock order (D7: initialised by the group's rule).
+  insert into log_consumers (partition_id, consumer_group, committed_offset)
+  select distinct on (p.id, a.grp) p.id, a.grp,
+         _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
+    from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
+                 case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
+            from jsonb_array_elements(p_acks) x) a
+    join log_partitions p on p.id = a.pid
+    join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+    left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
+   where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
+   order by p.id, a.grp
+  on conflict do nothing;
+
+  for g in
+    select p.id as pid, p.name as pname, q.name as qname, q.retry_limit,
+           (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, a.grp
+      from (select distinct coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
+                   case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
+              from jsonb_array_elements(p_acks) x) a
+      join log_partitions p on p.id = a.pid
+      join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+     order by p.id, a.grp
+  loop
+    select * into v_c from log_consumers where partition_id = g.pid and consumer_group = g.grp for update;
+    select log_start, last_offset into v_log_start, v_last from log_partitions where id = g.pid;
+    v_live := v_c.lease_id is not null and v_c.lease_expires_at > v_now;
+    v_lease_at_lock := case when v_live then v_c.lease_id end;
+    if v_c.committed_offset < v_log_start then
+      v_c.committed_offset := v_log_start;
+      v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > v_log_start order by x);
+    end if;
+
+    -- Resolve every item of this row to an offset (ENGINE 6.1 step 4), against the locked state.
+    v_resolved := '{}';
+    for e in
+      select x from jsonb_array_elements(p_acks) x
+       where coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') = g.grp
+         and case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end = g.pid
+    loop
+      v_off := null;
+      v_reason := null;
+      if coalesce(e->>'status', 'completed') not in ('completed', 'success', 'failed', 'dlq', 'retry') then
+        v_reason := 'invalid_status';
+      elsif jsonb_typeof(e->'offset') = 'number' then
+        -- D6: an offset is verified against the frame's transaction id.
+        v_off := (e->>'offset')::bigint;
+        if v_off < v_log_start then
+          v_reason := 'evicted';
+        elsif v_off > v_last then
+          v_reason := 'not_found';
+        else
+          select f.frame into v_frame from _log_frame_at(g.pid, v_off) f;
+          if v_frame is null or v_frame->>'txn' is distinct from e->>'transactionId' then
+            v_reason := 'not_found';
+          end if;
+        end if;
+      else
+        if v_c.lease_from is not null then
+          v_off := _log_find_txn(g.pid, greatest(v_c.lease_from, v_log_start), v_c.lease_to, e->>'transactionId');
+        end if;
+        if v_off is null then
+          select t.frame_offset into v_off from log_txns t
+           where t.partition_id = g.pid and t.txn_hash = md5(e->>'transactionId')::uuid;
+          if v_off is not null and v_off >= v_log_start then
+            select f.frame into v_frame from _log_frame_at(g.pid, v_off) f;
+            if v_frame is null or v_frame->>'txn' is distinct from e->>'transactionId' then
+              v_off := null;
+            end if;
+          end if;
+        end if;
+        if v_off is null then
+          v_off := _log_find_txn(g.pid, v_c.committed_offset,
+                                 (select max(s.last_offset) from (
+                                    select s1.last_offset from log_segments s1
+                                     where s1.partition_id = g.pid
+                                       and s1.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
+                                                                        where s2.partition_id = g.pid
+                                                                          and s2.base_offset <= v_c.committed_offset), -1)
+                                     order by s1.base_offset limit 8) s),
+                                 e->>'transactionId');
+        end if;
+        if v_off is null then
+          v_reason := 'not_found';
+        elsif v_off < v_log_start then
+          v_reason := 'evicted';
+        end if;
+      end if;
+      v_resolved := v_resolved || (e || jsonb_build_object('_off', v_off, '_reason', v_reason));
+    end loop;
+
+    -- Apply in ascending offset order, whatever order the items came in (ENGINE 6.1 step 5).
+    for e in select x from unnest(v_resolved) x order by (x->>'_off')::bigint nulls first, (x->>'index')::integer loop
+      v_off := (e->>'_off')::bigint;
+      v_reason := e->>'_reason';
+      v_status := coalesce(e->>'status', 'completed');
+      v_given_lease := lower(nullif(e->>'leaseId', ''));
+      v_success := true;
+      v_err := null;
+      v_code := null;
+      v_released := false;
+      v_dlq := false;
+      v_dropped := false;
+      v_evicted := false;
+
+      if v_reason = 'invalid_status' then
+        v_success := false; v_err := 'Invalid status: ' || coalesce(e->>'status', ''); v_code := 'invalid_status';
+      elsif v_reason = 'not_found' then
+        v_success := false; v_err := 'Message not found'; v_code := 'message_not_found';
+      elsif v_given_lease is not null and v_given_lease is distinct from v_lease_at_lock::text then
+        v_success := false; v_err := 'Invalid or expired lease'; v_code := 'lease_invalid';
+      elsif v_reason = 'evicted' then
+        v_evicted := true;
+      elsif v_status in ('failed', 'retry') and v_given_lease is null and v_lease_at_lock is not null then
+        -- D5: never touch another consumer's live lease.
+        v_success := false; v_err := 'Invalid or expired lease'; v_code := 'lease_invalid';
+      elsif v_off < v_c.committed_offset or v_off = any (v_c.acked_set) then
+        null;  -- already settled: a no-op
+      elsif v_status in ('completed', 'success') then
+        v_c := _log_settle(v_c, v_off);
+        v_c.total_consumed := v_c.total_consumed + 1;
+        v_c.last_consumed_at := v_now;
+      elsif v_status = 'retry' then
+        if v_c.lease_id is not null and v_c.lease_expires_at > v_now then
+          v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+        end if;
+      else
+        if v_status = 'failed' and not p_terminal then
+          v_c := _log_count_failure(v_c, v_off);
+        end if;
+        if v_status = 'dlq' or p_terminal or (v_c.retry_offset = v_off and v_c.retry_count > g.retry_limit) then
+          -- The DLQ switch (dead_letter_queue OR dlq_after_max_retries), evaluated at every exhaustion.
+          if g.dlq_on then
+            perform _log_dead_letter(g.pid, g.grp, v_off,
+                                     coalesce(nullif(e->>'error', ''),
+                                              case when p_terminal then 'Unknown error'
+                                                   when v_status = 'dlq' then 'Dead-lettered by consumer'
+                                                   else 'Retries exhausted' end),
+                                     case when v_c.retry_offset = v_off then v_c.retry_count else 0 end, v_now);
+            v_dlq := true;
+          else
+            v_dropped := true;
+          end if;
+          if v_c.retry_offset = v_off then
+            v_c.retry_offset := null; v_c.retry_count := 0;
+          end if;
+          v_c := _log_settle(v_c, v_off);
+          if p_terminal and v_c.lease_id is not null and v_c.lease_expires_at > v_now then
+            v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+          end if;
+        elsif v_c.lease_id is not null and v_c.lease_expires_at > v_now then
+          -- Within budget: release the lease, leave the cursor; the next pop redelivers from it.
+          v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+        end if;
+      end if;
+
+      if v_success and v_c.lease_id is not null and v_c.lease_expires_at > v_now and v_c.committed_offset > v_c.lease_to then
+        v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+      end if;
+
+      v_results := v_results || jsonb_build_object(
+        'index', (e->>'index')::integer, 'transactionId', e->>'transactionId', 'offset', v_off,
+        'success', v_success, 'error', v_err, 'code', v_code, 'queueName', g.qname, 'partitionName', g.pname,
+        'leaseReleased', v_released, 'dlq', v_dlq, 'dropped', v_dropped, 'evicted', v_evicted);
+    end loop;
+    perform _log_consumer_write(v_c);
+  end loop;
+
+  -- Unknown, malformed or foreign partitions: "Message not found" (API 5.6), nothing touched.
+  for e in
+    select x from jsonb_array_elements(p_acks) x
+     where not exists (select 1 from log_partitions p join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+                        where p.id = case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end)
+  loop
+    v_results := v_results || jsonb_build_object(
+      'index', (e->>'index')::integer, 'transactionId', e->>'transactionId',
+      'offset', case when jsonb_typeof(e->'offset') = 'number' then (e->>'offset')::bigint end,
+      'success', false,
+      'error', case when coalesce(e->>'status', 'completed') not in ('completed', 'success', 'failed', 'dlq', 'retry')
+                    then 'Invalid status: ' || coalesce(e->>'status', '') else 'Message not found' end,
+      'code', case when coalesce(e->>'status', 'completed') not in ('completed', 'success', 'failed', 'dlq', 'retry')
+                   then 'invalid_status' else 'message_not_found' end,
+      'queueName', null, 'partitionName', null,
+      'leaseReleased', false, 'dlq', false, 'dropped', false, 'evicted', false);
+  end loop;
+
+  return coalesce((select jsonb_agg(x order by (x->>'index')::integer) from unnest(v_results) x), '[]'::jsonb);
+end
+$$;
+
+-- _log_find_txn: the lowest offset in [p_from, p_to] whose frame carries transaction id p_txn, by one
+-- seek-then-slice read (ENGINE 5.4); NULL when none.
+create or replace function queen._log_find_txn(p_pid uuid, p_from bigint, p_to bigint, p_txn text)
+returns bigint
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select min(s.base_offset + greatest(p_from - s.base_offset, 0) + o.i - 1)
+    from log_segments s
+    cross join lateral unnest(s.frames[greatest(p_from - s.base_offset + 1, 1) : (p_to - s.base_offset + 1)])
+                       with ordinality as o(frame, i)
+   where p_to is not null and p_from <= p_to
+     and s.partition_id = p_pid
+     and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
+                                     where s2.partition_id = p_pid and s2.base_offset <= p_from), -1)
+     and s.base_offset <= p_to
+     and o.frame->>'txn' = p_txn
+$$;
+
+-- log_ack_v1: POST /api/v1/ack and /ack/batch (API 5.6). Per-item verdicts are JSON, never raised,
+-- so one bad item cannot roll back its neighbours (ENGINE 1.6). Clock: clock_timestamp() unless p_now.
+create or replace function queen.log_ack_v1(p_tenant text, p_acks jsonb, p_now timestamptz default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  return _log_ack(p_tenant, p_acks, p_now, false);
+end
+$$;

@@ -1,0 +1,119 @@
+-- log_transaction_v1: POST /api/v1/transaction (API 5.7, ENGINE 6.4). Pushes and acks run in array
+-- order inside one PostgreSQL transaction, all or nothing.
+--
+-- p_ops: [{type:'push', items:[push items as log_push_v1 takes them]} |
+--         {type:'ack', transactionId, partitionId, offset?, leaseId?, status?, consumerGroup?, error?}].
+-- p_required_leases: lease ids that must be live in the tenant when the transaction starts (D17).
+-- Returns {success:true, results} or {success:false, error, code, results}: results are
+--   [{operation, type:'push', …push item result} | {operation, type:'ack', …ack item result}], up to and
+--   including the failing entry. A business failure rolls back the whole block and is a result, never
+--   an error (the SDKs would resend a 5xx). QMENC, QMMNT and every non-business error propagate, so the
+--   route can re-encrypt, answer 503, or answer 500 without leaking SQL text.
+-- Concurrency: queues and partitions the pushes name are created first; then every lock is taken up
+-- front in ENGINE 1.4's order (allocator rows by id, then the acks' cursor rows by (partition, group)),
+-- whatever the operation order, so the later per-operation locks are re-entrant no-ops.
+-- Acks: completed settles; failed and dlq dead-letter at once through the DLQ switch (no retry round);
+-- retry releases the lease. Clock: clock_timestamp() unless p_now pins it.
+create or replace function queen.log_transaction_v1(p_tenant text, p_ops jsonb, p_required_leases jsonb default '[]',
+                                                    p_now timestamptz default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_pushes jsonb;
+  v_acks jsonb;
+  v_queue text;
+  v_lease text;
+  v_results jsonb[] := '{}';
+  v_op jsonb;
+  v_opi integer;
+  v_out jsonb;
+  v_item jsonb;
+  v_error text;
+  v_code text;
+begin
+  select coalesce(jsonb_agg(i), '[]'::jsonb) into v_pushes
+    from jsonb_array_elements(p_ops) o, jsonb_array_elements(coalesce(o->'items', '[]'::jsonb)) i
+   where o->>'type' = 'push';
+  select coalesce(jsonb_agg(o), '[]'::jsonb) into v_acks from jsonb_array_elements(p_ops) o where o->>'type' = 'ack';
+
+  if jsonb_array_length(v_pushes) > 0 and (select value from system_state where key = 'maintenance') = 'true'::jsonb then
+    raise exception using errcode = 'QMMNT', message = 'push maintenance is on';
+  end if;
+
+  begin
+    for v_lease in select jsonb_array_elements_text(coalesce(p_required_leases, '[]'::jsonb)) loop
+      continue when v_lease = '';
+      if not _is_uuid(v_lease) or not exists (
+           select 1 from log_consumers c
+             join log_partitions p on p.id = c.partition_id
+             join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+            where c.lease_id = v_lease::uuid and c.lease_expires_at > v_now) then
+        v_error := 'Lease expired or not held: ' || v_lease;
+        v_code := 'lease_invalid';
+        raise exception using errcode = 'QMTXN', message = v_error;
+      end if;
+    end loop;
+
+    -- Creation first, no locks held (ENGINE 3.2 steps 2-3).
+    for v_queue in select distinct e->>'queue' from jsonb_array_elements(v_pushes) e order by 1 loop
+      perform _ensure_queue(p_tenant, v_queue);
+    end loop;
+    insert into log_partitions (queue_id, name)
+    select distinct q.id, coalesce(nullif(e->>'partition', ''), 'Default')
+      from jsonb_array_elements(v_pushes) e
+      join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
+     order by 1, 2
+    on conflict (queue_id, name) do nothing;
+    insert into log_consumers (partition_id, consumer_group, committed_offset)
+    select distinct on (p.id, a.grp) p.id, a.grp,
+           _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
+      from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
+                   case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
+              from jsonb_array_elements(v_acks) x) a
+      join log_partitions p on p.id = a.pid
+      join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+      left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
+     where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
+     order by p.id, a.grp
+    on conflict do nothing;
+
+    -- Every lock up front, in the global order.
+    perform 1 from log_partitions p
+     where p.id in (select p2.id from jsonb_array_elements(v_pushes) e
+                      join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
+                      join log_partitions p2 on p2.queue_id = q.id and p2.name = coalesce(nullif(e->>'partition', ''), 'Default'))
+     order by p.id
+       for no key update;
+    perform 1 from log_consumers c
+     where (c.partition_id, c.consumer_group) in (
+             select case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end,
+                    coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__')
+               from jsonb_array_elements(v_acks) x)
+     order by c.partition_id, c.consumer_group
+       for update;
+
+    for v_op, v_opi in select o, (ord - 1)::integer from jsonb_array_elements(p_ops) with ordinality as x(o, ord) loop
+      if v_op->>'type' = 'push' then
+        v_out := _log_push(p_tenant, coalesce(v_op->'items', '[]'::jsonb), p_now);
+        for v_item in select i from jsonb_array_elements(v_out->'items') i loop
+          v_results := v_results || (v_item || jsonb_build_object('operation', v_opi, 'type', 'push'));
+        end loop;
+      else
+        v_item := _log_ack(p_tenant, jsonb_build_array(v_op || jsonb_build_object('index', 0)), v_now, true)->0;
+        v_results := v_results || (v_item || jsonb_build_object('operation', v_opi, 'type', 'ack'));
+        if not (v_item->>'success')::boolean then
+          v_error := v_item->>'error';
+          v_code := v_item->>'code';
+          raise exception using errcode = 'QMTXN', message = v_error;
+        end if;
+      end if;
+    end loop;
+  exception when sqlstate 'QMTXN' then
+    return jsonb_build_object('success', false, 'error', v_error, 'code', v_code, 'results', to_jsonb(v_results));
+  end;
+  return jsonb_build_object('success', true, 'results', to_jsonb(v_results));
+end
+$$;

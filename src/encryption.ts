@@ -1,0 +1,123 @@
+// Encryption at rest (ENGINE §11): AES-256-GCM through WebCrypto, identical on Node and Workers.
+// Only a message's `data` is encrypted; the stored frame carries {encrypted, iv, authTag, kid} (base64)
+// and `enc: true`. `kid` names the key (first 8 hex of SHA-256 of it), so frames written under
+// QUEEN_ENCRYPTION_KEY_PREVIOUS still decrypt during a rotation.
+//
+// The per-isolate flag map is a hint, never an authority (ENGINE §11.2): the push procedure compares
+// each item's `enc` with the queue's flag under its locks and refuses a mismatch (QMENC), after which
+// the route corrects the map and re-encodes once. Module-level state here holds no socket, so it is
+// safe in workerd; it only saves the second round trip on later pushes.
+
+export interface Envelope {
+  encrypted: string
+  iv: string
+  authTag: string
+  kid: string
+}
+
+interface Key {
+  kid: string
+  key: CryptoKey
+}
+
+export interface Keyring {
+  /** The key new frames are written with; null when QUEEN_ENCRYPTION_KEY is unset. */
+  current: Key | null
+  all: Key[]
+}
+
+const imported = new Map<string, Promise<Key>>()
+
+function keyBytes(material: string): Uint8Array<ArrayBuffer> {
+  if (/^[0-9a-fA-F]{64}$/.test(material)) {
+    return Uint8Array.from(material.match(/../g)!.map((h) => parseInt(h, 16)))
+  }
+  return fromBase64(material)
+}
+
+function importKey(material: string): Promise<Key> {
+  let key = imported.get(material)
+  if (!key) {
+    key = (async () => {
+      const bytes = keyBytes(material)
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))
+      const kid = Array.from(digest.slice(0, 4), (b) => b.toString(16).padStart(2, '0')).join('')
+      return { kid, key: await crypto.subtle.importKey('raw', bytes, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']) }
+    })()
+    imported.set(material, key)
+  }
+  return key
+}
+
+export async function keyring(current: string | undefined, previous: string | undefined): Promise<Keyring> {
+  const cur = current ? await importKey(current) : null
+  const prev = previous ? await importKey(previous) : null
+  return { current: cur, all: [cur, prev].filter((k): k is Key => k !== null) }
+}
+
+export async function encrypt(ring: Keyring, data: unknown): Promise<Envelope> {
+  const key = ring.current
+  if (!key) throw new Error('no encryption key')
+  const iv = crypto.getRandomValues(new Uint8Array(12))
+  const plain = new TextEncoder().encode(JSON.stringify(data))
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, key.key, plain))
+  // WebCrypto appends the 16-byte tag; the envelope keeps it apart, as Queen's does.
+  return {
+    encrypted: toBase64(sealed.subarray(0, sealed.length - 16)),
+    iv: toBase64(iv),
+    authTag: toBase64(sealed.subarray(sealed.length - 16)),
+    kid: key.kid,
+  }
+}
+
+export type Decrypted = { ok: true; data: unknown } | { ok: false; reason: string }
+
+export async function decrypt(ring: Keyring, envelope: unknown): Promise<Decrypted> {
+  const e = envelope as Partial<Envelope> | null
+  if (!e || typeof e.encrypted !== 'string' || typeof e.iv !== 'string' || typeof e.authTag !== 'string') {
+    return { ok: false, reason: 'malformed encryption envelope' }
+  }
+  const key = ring.all.find((k) => k.kid === e.kid) ?? (e.kid === undefined ? ring.current : undefined)
+  if (!key) return { ok: false, reason: ring.all.length === 0 ? 'encryption key not configured' : 'unknown encryption key' }
+  try {
+    const body = fromBase64(e.encrypted)
+    const tag = fromBase64(e.authTag)
+    const sealed = new Uint8Array(body.length + tag.length)
+    sealed.set(body)
+    sealed.set(tag, body.length)
+    const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64(e.iv) }, key.key, sealed)
+    return { ok: true, data: JSON.parse(new TextDecoder().decode(plain)) }
+  } catch {
+    return { ok: false, reason: 'decryption failed' }
+  }
+}
+
+/** tenant|queue → encryptionEnabled, as last reported by the database. Unknown means clear. */
+const flags = new Map<string, boolean>()
+const FLAG_CAP = 10_000
+
+export function cachedFlag(tenant: string, queue: string): boolean {
+  return flags.get(`${tenant}|${queue}`) ?? false
+}
+
+export function rememberFlags(tenant: string, queues: readonly { name: string; encryptionEnabled: boolean }[] | null | undefined): void {
+  for (const q of queues ?? []) {
+    if (flags.size >= FLAG_CAP && !flags.has(`${tenant}|${q.name}`)) flags.clear()
+    flags.set(`${tenant}|${q.name}`, q.encryptionEnabled)
+  }
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = ''
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  }
+  return btoa(binary)
+}
+
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text)
+  const out = new Uint8Array(binary.length)
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i)
+  return out
+}

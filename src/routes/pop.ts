@@ -1,0 +1,174 @@
+// The pop routes (API §5.5): queue-scoped, partition-scoped and discovery. Each check is one
+// log_pop_v1 call; the procedure never sleeps, so waiting (long-poll, minPopWaitTime) happens here
+// with D24's bounds and backoff: 100 ms, doubling after every 3 empty checks, at most 1 s.
+import type { Context } from 'hono'
+import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
+import { decrypt, keyring } from '../encryption.js'
+import { badRequest } from '../errors.js'
+import type { AppEnv } from '../http/env.js'
+import { Query, parseInstant } from '../http/query.js'
+import { ROLE_SETS, route } from '../http/route.js'
+import { sleepOnly, wakeKey, type WakeOutcome } from '../pop-waker.js'
+
+const QUEUE_MODE = '__QUEUE_MODE__'
+const NAME_MAX = 255
+const FIRST_BACKOFF_MS = 100
+const MAX_BACKOFF_MS = 1000
+const DEFAULT_TIMEOUT_MS = 30_000
+// D24: an empty long-poll never outlasts the JS client's own abort at timeout + 5 s.
+const CLIENT_ABORT_SLACK_MS = 4000
+
+const MODES = { all: 'all', from_beginning: 'all', new: 'new', 'new-only': 'new' } as const
+
+interface Scope {
+  queue?: string
+  partition?: string
+  namespace?: string
+  task?: string
+}
+
+function checkName(value: string, what: string): string {
+  if (value.length > NAME_MAX) throw badRequest(`${what} must be at most ${NAME_MAX} characters`)
+  return value
+}
+
+function parseRequest(c: Context<AppEnv>, scope: Scope) {
+  const q = new Query(c.req.url)
+  const { config } = c.var
+  const group = q.string('consumerGroup') ?? QUEUE_MODE
+  checkName(group, 'consumerGroup')
+  const from = q.string('subscriptionFrom')
+  let subscriptionMode: PopRequestArg['subscriptionMode'] = MODES[q.oneOf('subscriptionMode', ['all', 'from_beginning', 'new', 'new-only'], config.DEFAULT_SUBSCRIPTION_MODE)]
+  let subscriptionFrom: string | undefined
+  if (from !== undefined) {
+    if (from.toLowerCase() === 'now') subscriptionMode = 'new'
+    else {
+      subscriptionMode = 'timestamp'
+      subscriptionFrom = parseInstant(from, 'subscriptionFrom')
+    }
+  }
+  // Validated for the SDKs that send it; conflating delivery is issue #5's (docs/engine.md).
+  q.oneOf('delivery', ['all', 'conflate'], 'all')
+  const request: PopRequestArg = {
+    ...scope,
+    group,
+    batch: q.int('batch', 1, 1, 10_000),
+    partitions: q.int('partitions', 1, 1, 1000),
+    autoAck: q.bool('autoAck', false),
+    subscriptionMode,
+    ...(subscriptionFrom !== undefined ? { subscriptionFrom } : {}),
+    maxBytes: config.POP_MAX_BYTES,
+  }
+  const wait = q.bool('wait', false)
+  const timeout = Math.min(q.int('timeout', DEFAULT_TIMEOUT_MS, 0, Number.MAX_SAFE_INTEGER), config.MAX_POP_WAIT_MS)
+  return { request, wait, timeout }
+}
+
+async function pop(c: Context<AppEnv>, scope: Scope) {
+  const started = Date.now()
+  const { request, wait, timeout } = parseRequest(c, scope)
+  const signal = c.req.raw.signal
+  const keys = scope.queue !== undefined ? [wakeKey(c.var.tenant, scope.queue)] : []
+  const waker = c.var.popWaker
+  const park = (ms: number): Promise<WakeOutcome> =>
+    waker && keys.length > 0 ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal)
+  const check = () => c.var.db.call('log_pop_v1', { tenant: c.var.tenant, request })
+
+  let result = await check()
+  if (result.messages.length > 0) return answer(c, result, request.group)
+  const floor = result.minPopWaitMs
+
+  if (!wait) {
+    // minPopWaitTime holds an empty answer; a local push during the hold earns one re-check.
+    const hold = floor - (Date.now() - started)
+    if (hold > 0 && (await park(hold)) === 'woken') {
+      result = await check()
+      if (result.messages.length > 0) return answer(c, result, request.group)
+    }
+    return c.body(null, 204)
+  }
+
+  const deadline = started + Math.min(Math.max(timeout, floor), c.var.config.MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
+  let interval = FIRST_BACKOFF_MS
+  let empties = 0
+  for (;;) {
+    const left = deadline - Date.now()
+    if (left <= 0) break
+    const outcome = await park(Math.min(interval, left))
+    // No claim after a disconnect: a claim racing it would only expire.
+    if (outcome === 'aborted') break
+    if (outcome === 'woken') {
+      interval = FIRST_BACKOFF_MS
+      empties = 0
+    }
+    result = await check()
+    if (result.messages.length > 0) return answer(c, result, request.group)
+    empties++
+    if (empties % 3 === 0) interval = Math.min(interval * 2, MAX_BACKOFF_MS)
+  }
+  return c.body(null, 204)
+}
+
+async function answer(
+  c: Context<AppEnv>,
+  result: { messages: PoppedFrame[]; leaseId: string | null; partitionsClaimed: number; queue?: string | null; partition?: string | null; partitionId?: string | null },
+  group: string,
+) {
+  const needsKey = result.messages.some((m) => m.enc)
+  const ring = needsKey ? await keyring(c.var.config.QUEEN_ENCRYPTION_KEY, c.var.config.QUEEN_ENCRYPTION_KEY_PREVIOUS) : null
+  const messages = await Promise.all(
+    result.messages.map(async (m) => {
+      const wire: Record<string, unknown> = {
+        id: m.id,
+        transactionId: m.transactionId,
+        traceId: m.traceId,
+        data: m.data,
+        producerSub: m.producerSub,
+        createdAt: m.createdAt,
+        queue: m.queue,
+        partition: m.partition,
+        partitionId: m.partitionId,
+        leaseId: m.leaseId,
+        consumerGroup: m.consumerGroup,
+        offset: m.offset,
+        retryCount: m.retryCount,
+      }
+      if (m.enc) {
+        // One undecryptable frame never blocks a partition: it is delivered with data null (ENGINE §11.4).
+        const plain = await decrypt(ring!, m.data)
+        if (plain.ok) wire.data = plain.data
+        else {
+          wire.data = null
+          wire.decryptError = plain.reason
+        }
+      }
+      return wire
+    }),
+  )
+  return c.json({
+    success: true,
+    queue: result.queue ?? null,
+    partition: result.partition ?? null,
+    partitionId: result.partitionId ?? null,
+    leaseId: result.leaseId ?? '',
+    consumerGroup: group,
+    partitionsClaimed: result.partitionsClaimed,
+    messages,
+  })
+}
+
+const spec = { method: 'GET', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'none' } as const
+
+export const popRoutes = [
+  route({ ...spec, path: '/api/v1/pop' }, (c) => {
+    const q = new Query(c.req.url)
+    const namespace = q.string('namespace')
+    const task = q.string('task')
+    if (namespace === undefined && task === undefined) throw badRequest('namespace or task is required')
+    return pop(c, { ...(namespace !== undefined ? { namespace } : {}), ...(task !== undefined ? { task } : {}) })
+  }),
+  route({ ...spec, path: '/api/v1/pop/queue/:queue/partition/:partition' }, (c) =>
+    pop(c, { queue: checkName((c.req.param('queue') ?? ''), 'queue'), partition: checkName((c.req.param('partition') ?? ''), 'partition') }),
+  ),
+  route({ ...spec, path: '/api/v1/pop/queue/:queue' }, (c) => pop(c, { queue: checkName((c.req.param('queue') ?? ''), 'queue') })),
+]

@@ -1,0 +1,141 @@
+// POST /api/v1/push (API §5.4). Validates every item before anything is sent (a deterministic
+// problem is a 4xx and writes nothing), encodes payloads per the queue's cached encryption flag,
+// and makes one procedure call. When the database says the flag changed (QMENC) the items are
+// re-encoded and sent once more (ENGINE §11.2); a second refusal is 503 encryption_changed.
+// The transaction route reuses the item parser and the encoding loop.
+import type { Context } from 'hono'
+import { DbError } from '../db/errors.js'
+import type { PushItemArg } from '../db/procedures.js'
+import { cachedFlag, encrypt, keyring, rememberFlags } from '../encryption.js'
+import { HttpError, badRequest } from '../errors.js'
+import type { AppEnv } from '../http/env.js'
+import { ROLE_SETS, route } from '../http/route.js'
+import { wakeKey } from '../pop-waker.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const NAME_MAX = 255
+// Bytes a stored frame adds around its payload: id, txn, trace, sub, enc and jsonb's own spacing.
+const FRAME_OVERHEAD = 96
+
+/** A push item after validation, before encoding. */
+export interface PushItem {
+  queue: string
+  partition: string
+  transactionId: string | null
+  traceId: string | null
+  data: unknown
+}
+
+/**
+ * Validates a push `items` array with Queen's texts plus ` (items[N])` (API §5.4). `where` prefixes
+ * the item path, e.g. `operations[2].items` inside a transaction.
+ */
+export function parsePushItems(raw: unknown, maxItems: number, where = 'items'): PushItem[] {
+  if (!Array.isArray(raw)) throw badRequest(`${where === 'items' ? 'items' : where} array is required`)
+  if (raw.length > maxItems) {
+    throw new HttpError(413, 'payload_too_large', `Too many items: ${raw.length} (limit ${maxItems} per push)`)
+  }
+  return raw.map((item: unknown, i) => {
+    const at = ` (${where}[${i}])`
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw badRequest(`Each item must be an object${at}`)
+    const o = item as Record<string, unknown>
+    if (typeof o.queue !== 'string') throw badRequest(`Queue must be a string${at}`)
+    if (o.queue.length > NAME_MAX) throw badRequest(`Queue name must be at most ${NAME_MAX} characters${at}`)
+    if (o.partition !== undefined && o.partition !== null && typeof o.partition !== 'string') throw badRequest(`Partition must be a string${at}`)
+    const partition = typeof o.partition === 'string' && o.partition !== '' ? o.partition : 'Default'
+    if (partition.length > NAME_MAX) throw badRequest(`Partition name must be at most ${NAME_MAX} characters${at}`)
+    if (o.transactionId !== undefined && o.transactionId !== null && typeof o.transactionId !== 'string') {
+      throw badRequest(`TransactionId must be a string${at}`)
+    }
+    const transactionId = typeof o.transactionId === 'string' && o.transactionId !== '' ? o.transactionId : null
+    if (transactionId !== null && transactionId.length > NAME_MAX) throw badRequest(`TransactionId must be at most ${NAME_MAX} characters${at}`)
+    if (o.traceId !== undefined && o.traceId !== null && typeof o.traceId !== 'string') throw badRequest(`TraceId must be a string${at}`)
+    const traceId = typeof o.traceId === 'string' && o.traceId !== '' ? o.traceId : null
+    if (traceId !== null && !UUID.test(traceId)) throw badRequest(`TraceId must be a UUID${at}`)
+    const data = 'payload' in o ? o.payload : 'data' in o ? o.data : {}
+    return { queue: o.queue, partition, transactionId, traceId: traceId?.toLowerCase() ?? null, data }
+  })
+}
+
+/** One refusal is corrected and retried; the second propagates (503 encryption_changed). */
+export async function withEncryption<T>(
+  c: Context<AppEnv>,
+  items: readonly (PushItem & { where: string })[],
+  run: (encoded: PushItemArg[]) => Promise<T>,
+  flagsOf: (result: T) => readonly { name: string; encryptionEnabled: boolean }[] | null | undefined,
+): Promise<T> {
+  const tenant = c.var.tenant
+  const { config } = c.var
+  const ring = await keyring(config.QUEEN_ENCRYPTION_KEY, config.QUEEN_ENCRYPTION_KEY_PREVIOUS)
+  const producerSub = c.var.principal.sub || null
+  const encode = async (): Promise<PushItemArg[]> =>
+    Promise.all(
+      items.map(async (item, index) => {
+        const enc = cachedFlag(tenant, item.queue)
+        if (enc && !ring.current) {
+          throw new HttpError(500, 'encryption_key_missing', `Queue ${item.queue} has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured`)
+        }
+        const data = enc ? await encrypt(ring, item.data) : item.data
+        const bytes = utf8Length(JSON.stringify(data) ?? 'null') + utf8Length(item.transactionId ?? '') + utf8Length(producerSub ?? '') + FRAME_OVERHEAD
+        if (bytes > config.MAX_FRAME_BYTES) {
+          throw new HttpError(413, 'payload_too_large', `Item too large: ${bytes} bytes stored (limit ${config.MAX_FRAME_BYTES}) (${item.where})`)
+        }
+        return { index, queue: item.queue, partition: item.partition, transactionId: item.transactionId, traceId: item.traceId, producerSub, enc, data }
+      }),
+    )
+  for (let attempt = 0; ; attempt++) {
+    const encoded = await encode()
+    try {
+      const result = await run(encoded)
+      rememberFlags(tenant, flagsOf(result))
+      return result
+    } catch (error) {
+      if (attempt === 0 && error instanceof DbError && error.sqlstate === 'QMENC') {
+        rememberFlags(tenant, (error.detail as { queues?: { name: string; encryptionEnabled: boolean }[] } | undefined)?.queues)
+        continue
+      }
+      throw error
+    }
+  }
+}
+
+/** Wakes this process's long-polls parked on the queues just written (D24). */
+export function wakePops(c: Context<AppEnv>, queues: Iterable<string>): void {
+  c.var.popWaker?.notify([...new Set(queues)].map((q) => wakeKey(c.var.tenant, q)))
+}
+
+function utf8Length(text: string): number {
+  let n = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) n += 1
+    else if (code < 0x800) n += 2
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      n += 4
+      i++
+    } else n += 3
+  }
+  return n
+}
+
+export const pushRoutes = [
+  route({ method: 'POST', path: '/api/v1/push', roles: ROLE_SETS.W_RW_A, tenant: 'required', body: 'required' }, async (c) => {
+    const items = parsePushItems(c.var.body.items, c.var.config.MAX_PUSH_ITEMS).map((item, i) => ({ ...item, where: `items[${i}]` }))
+    if (items.length === 0) return c.json([], 201)
+    const result = await withEncryption(
+      c,
+      items,
+      (encoded) => c.var.db.call('log_push_v1', { tenant: c.var.tenant, items: encoded }),
+      (r) => r.queues,
+    )
+    wakePops(c, items.map((i) => i.queue))
+    return c.json(
+      result.items.map((r) =>
+        r.status === 'queued'
+          ? { index: r.index, transaction_id: r.transactionId, status: r.status, message_id: r.messageId, partition_id: r.partitionId, trace_id: r.traceId, queueName: r.queue, offset: r.offset }
+          : { index: r.index, transaction_id: r.transactionId, status: r.status, message_id: r.messageId, partition_id: r.partitionId, queueName: r.queue, offset: r.offset },
+      ),
+      201,
+    )
+  }),
+]

@@ -1,0 +1,119 @@
+// Time-dependent behaviour, driven through the procedures' p_now (ENGINE 1.5): routes never pass
+// it, so these calls use the same registry the routes use, with the clock pinned.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PopRequestArg } from '../../src/db/procedures.js'
+import { testApp, type TestApp } from '../helpers/app.js'
+import { configureQueue } from '../helpers/engine.js'
+
+let app: TestApp
+beforeAll(async () => {
+  app = await testApp()
+})
+afterAll(() => app.close())
+
+const T0 = new Date('2031-05-01T12:00:00Z').getTime()
+const at = (seconds: number) => new Date(T0 + seconds * 1000)
+
+const pushAt = (queue: string, seconds: number, payloads: unknown[], partition = 'Default') =>
+  app.db.call('log_push_v1', {
+    tenant: '',
+    now: at(seconds),
+    items: payloads.map((data, index) => ({ index, queue, partition, transactionId: null, traceId: null, producerSub: null, enc: false, data })),
+  })
+
+const popAt = (queue: string, seconds: number, extra: Partial<PopRequestArg> = {}) =>
+  app.db.call('log_pop_v1', {
+    tenant: '',
+    now: at(seconds),
+    request: { queue, group: '', batch: 10, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024, ...extra },
+  })
+
+const ackAt = (seconds: number, messages: { partitionId: string; transactionId: string; leaseId: string }[], status = 'completed') =>
+  app.db.call('log_ack_v1', {
+    tenant: '',
+    now: at(seconds),
+    acks: messages.map((m, index) => ({ index, partitionId: m.partitionId, transactionId: m.transactionId, leaseId: m.leaseId, offset: null, consumerGroup: null, status, error: null })),
+  })
+
+describe('leases over time', () => {
+  it('reclaims an expired lease in pop, redelivers the same range and counts one attempt', async () => {
+    await configureQueue(app, 'expiry', { lease_time: 10 })
+    await pushAt('expiry', 0, ['a', 'b'])
+    const first = await popAt('expiry', 1)
+    expect(first.messages.map((m) => m.offset)).toEqual([0, 1])
+    expect((await popAt('expiry', 10)).messages).toEqual([])
+    const again = await popAt('expiry', 11.5)
+    expect(again.messages.map((m) => [m.offset, m.retryCount])).toEqual([[0, 1], [1, 0]])
+    expect(again.leaseId).not.toBe(first.leaseId)
+    // The crashed consumer's late acks are refused; the new holder's apply.
+    const late = await ackAt(12, first.messages)
+    expect(late.map((r) => r.code)).toEqual(['lease_invalid', 'lease_invalid'])
+    const done = await ackAt(12, again.messages)
+    expect(done.map((r) => r.success)).toEqual([true, true])
+  })
+
+  it('dead-letters a frame whose consumers keep crashing once expiries exhaust the budget', async () => {
+    await configureQueue(app, 'crashloop', { lease_time: 5, retry_limit: 1 })
+    await pushAt('crashloop', 0, ['poison', 'next'])
+    expect((await popAt('crashloop', 1, { batch: 1 })).messages.map((m) => m.retryCount)).toEqual([0])
+    expect((await popAt('crashloop', 7, { batch: 1 })).messages.map((m) => [m.offset, m.retryCount])).toEqual([[0, 1]])
+    // The second expiry is attempt 2 > retryLimit 1: dead-lettered, and delivery resumes after it.
+    expect((await popAt('crashloop', 13, { batch: 1 })).messages.map((m) => m.offset)).toEqual([1])
+    const dlq = await app.database.sql(`select frame_offset::int as off, error, retry_count from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = 'crashloop'`)
+    expect(dlq).toEqual([{ off: 0, error: 'Lease expired', retry_count: 2 }])
+  })
+
+  it('uses 60 s when leaseTime is 0 or less (D17)', async () => {
+    await configureQueue(app, 'zerolease', { lease_time: 0 })
+    await pushAt('zerolease', 0, ['x'])
+    await popAt('zerolease', 0)
+    const [row] = await app.database.sql<{ secs: number }>(`
+      select extract(epoch from c.lease_expires_at - $1::timestamptz)::int as secs from queen.log_consumers c
+        join queen.log_partitions p on p.id = c.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'zerolease'`, [at(0)])
+    expect(row!.secs).toBe(60)
+  })
+
+  it('extends every partition of a lease and never shortens it', async () => {
+    await configureQueue(app, 'renew', { lease_time: 100 })
+    await pushAt('renew', 0, ['a'], 'p1')
+    await pushAt('renew', 0, ['b'], 'p2')
+    const popped = await popAt('renew', 1, { partitions: 2 })
+    expect(popped.partitionsClaimed).toBe(2)
+    const shorter = await app.db.call('log_renew_v1', { tenant: '', now: at(2), items: [{ index: 0, leaseId: popped.leaseId!, seconds: 5 }] })
+    expect(shorter[0]).toMatchObject({ success: true, partitionsExtended: 2, expiresAt: at(101).toISOString() })
+    const longer = await app.db.call('log_renew_v1', { tenant: '', now: at(50), items: [{ index: 0, leaseId: popped.leaseId!, seconds: 300 }] })
+    expect(longer[0]).toMatchObject({ success: true, partitionsExtended: 2, expiresAt: at(350).toISOString() })
+    const expired = await app.db.call('log_renew_v1', { tenant: '', now: at(400), items: [{ index: 0, leaseId: popped.leaseId!, seconds: 60 }] })
+    expect(expired[0]).toMatchObject({ success: false, error: 'Lease already expired', code: 'lease_expired', expiresAt: null, partitionsExtended: 0 })
+  })
+})
+
+describe('delivery gates', () => {
+  it('hides frames younger than delayedProcessing and stops at the first of them (FIFO)', async () => {
+    await configureQueue(app, 'delayed', { delayed_processing: 5 })
+    await pushAt('delayed', 0, ['old'])
+    await pushAt('delayed', 4, ['young'])
+    expect((await popAt('delayed', 3)).messages).toEqual([])
+    const ready = await popAt('delayed', 6, { autoAck: true })
+    expect(ready.messages.map((m) => m.data)).toEqual(['old'])
+    expect((await popAt('delayed', 8.5, { autoAck: true })).messages).toEqual([])
+    expect((await popAt('delayed', 9.5, { autoAck: true })).messages.map((m) => m.data)).toEqual(['young'])
+  })
+
+  it('holds a partition until its newest frame is windowBuffer old, then drains it whole', async () => {
+    await configureQueue(app, 'windowed', { window_buffer: 3 })
+    await pushAt('windowed', 0, ['a'])
+    await pushAt('windowed', 2, ['b'])
+    expect((await popAt('windowed', 4)).messages).toEqual([])
+    const held = await popAt('windowed', 4, { partition: 'Default' })
+    expect(held).toMatchObject({ messages: [], windowBufferActive: true })
+    expect((await popAt('windowed', 5.5)).messages.map((m) => m.data)).toEqual(['a', 'b'])
+  })
+
+  it('starts a timestamp subscription at the first frame written at or after the instant', async () => {
+    await pushAt('subscribed', 0, ['before'])
+    await pushAt('subscribed', 10, ['after-1', 'after-2'])
+    const sub = await popAt('subscribed', 20, { group: 'late', subscriptionMode: 'timestamp', subscriptionFrom: at(5).toISOString() })
+    expect(sub.messages.map((m) => m.data)).toEqual(['after-1', 'after-2'])
+  })
+})
