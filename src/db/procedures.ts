@@ -122,6 +122,52 @@ export interface PopRequestArg {
 }
 
 export type TransactionOpArg = { type: 'push'; items: PushItemArg[] } | ({ type: 'ack' } & Omit<AckItemArg, 'index'>)
+const entryError = z.object({ queue: z.string(), partition: z.string().optional(), error: z.string(), message: z.string() })
+
+const partitionsChanged = z.object({
+  safeTime: z.string(),
+  safeTimeDegraded: z.boolean(),
+  entries: z.array(
+    z.union([
+      z.object({
+        queue: z.string(),
+        partitions: z.array(z.object({ name: z.string(), lastOffset: z.number(), logStart: z.number(), lastWriteAt: z.string().nullable() })),
+        next: z.string().nullable(),
+      }),
+      entryError,
+    ]),
+  ),
+})
+type PartitionsChanged = z.output<typeof partitionsChanged>
+
+const fetched = z.object({
+  entries: z.array(
+    z.union([
+      z.object({
+        queue: z.string(),
+        partition: z.string(),
+        logStart: z.number(),
+        lastOffset: z.number(),
+        fromOffset: z.number(),
+        nextOffset: z.number(),
+        frames: z.array(
+          z.object({
+            offset: z.number(),
+            id: z.string(),
+            transactionId: z.string(),
+            traceId: z.string().nullable(),
+            producerSub: z.string().nullable(),
+            createdAt: z.string(),
+            enc: z.boolean(),
+            data: z.unknown(),
+          }),
+        ),
+      }),
+      entryError,
+    ]),
+  ),
+})
+type Fetched = z.output<typeof fetched>
 
 export const procedures = {
   /** Claims a maintenance lane when it is free (or its holder died) and due; null when not claimed. */
@@ -193,6 +239,14 @@ export const procedures = {
     { tenant: 'text', items: 'jsonb', now: 'timestamptz' },
     z.array(renewItemResult),
   ),
+  /** Partition names and bounds by name or changed-since, with the safeTime watermark (ENGINE 9.1). */
+  log_partitions_changed_v1: procedure<{ tenant: string; entries: unknown[] }, PartitionsChanged>(
+    'log_partitions_changed_v1',
+    { tenant: 'text', entries: 'jsonb' },
+    partitionsChanged,
+  ),
+  /** Frames of partition logs by offset, for mirrors (ENGINE 9.3). */
+  log_fetch_v1: procedure<{ tenant: string; entries: unknown[] }, Fetched>('log_fetch_v1', { tenant: 'text', entries: 'jsonb' }, fetched),
 } as const
 
 export type Procedures = typeof procedures

@@ -3,12 +3,24 @@
 import type { RouteDef } from '../http/route.js'
 import { ackRoutes } from './ack.js'
 import { configureRoutes } from './configure.js'
+import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
 import { leaseRoutes } from './lease.js'
+import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
-  return [...healthRoutes(version), ...configureRoutes, ...pushRoutes, ...popRoutes, ...ackRoutes, ...transactionRoutes, ...leaseRoutes]
+  return [
+    ...healthRoutes(version),
+    ...configureRoutes,
+    ...pushRoutes,
+    ...popRoutes,
+    ...ackRoutes,
+    ...transactionRoutes,
+    ...leaseRoutes,
+    ...partitionsRoutes,
+    ...fetchRoutes,
+  ]
 }

@@ -1,0 +1,18 @@
+// Stored frames as a reader sees them (ENGINE 11.4): an `enc` payload is decrypted with the
+// current or previous key; one that fails authentication is answered with data null and a
+// decryptError, so a single bad frame never blocks a page. Used by every read of frames.
+import type { Config } from './config.js'
+import { decrypt, keyring } from './encryption.js'
+
+export type Revealed<F> = Omit<F, 'enc'> & { decryptError?: string }
+
+export async function reveal<F extends { enc: boolean; data: unknown }>(config: Config, frames: readonly F[]): Promise<Revealed<F>[]> {
+  const ring = frames.some((f) => f.enc) ? await keyring(config.QUEEN_ENCRYPTION_KEY, config.QUEEN_ENCRYPTION_KEY_PREVIOUS) : null
+  return Promise.all(
+    frames.map(async ({ enc, ...frame }) => {
+      if (!enc) return frame
+      const plain = await decrypt(ring!, frame.data)
+      return plain.ok ? { ...frame, data: plain.data } : { ...frame, data: null, decryptError: plain.reason }
+    }),
+  )
+}

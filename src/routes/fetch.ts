@@ -1,0 +1,34 @@
+// POST /api/v1/fetch (API 5.16, ENGINE 9.3): a read of partition logs by offset, the read half
+// of partitions/changed. Not a pop: no lease, cursor or group; nothing written. Encrypted
+// payloads are decrypted here (the database never holds the key).
+import { z } from 'zod'
+import { ROLE_SETS, route } from '../http/route.js'
+import { validate } from '../http/validate.js'
+import { reveal } from '../reveal.js'
+import { MAX_ENTRIES } from './partitions.js'
+
+const positive = z.number().int('must be an integer').positive('must be positive')
+
+const fetchEntry = z.object({
+  queue: z.string({ error: 'must be a string' }),
+  partition: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+  fromOffset: z.number().int('must be an integer').nonnegative('must not be negative'),
+  // Clamped by the procedure to 10 000 frames and 8 MiB.
+  limit: positive.optional(),
+  maxBytes: positive.optional(),
+})
+
+const fetchBody = z.object({
+  entries: z.array(fetchEntry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`),
+})
+
+export const fetchRoutes = [
+  route({ method: 'POST', path: '/api/v1/fetch', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'required' }, async (c) => {
+    const request = validate(fetchBody, c.var.body)
+    const result = await c.var.db.call('log_fetch_v1', { tenant: c.var.tenant, entries: request.entries })
+    const entries = await Promise.all(
+      result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.var.config, entry.frames) } : entry)),
+    )
+    return c.json({ entries })
+  }),
+]

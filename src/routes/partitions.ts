@@ -1,0 +1,29 @@
+// POST /api/v1/partitions/changed (q&r, ENGINE 9.1-9.2): the only route that lists partition
+// names, with a safeTime watermark. Read-only, no admission permit: one call of
+// log_partitions_changed_v1, issued as a single autocommit statement so the procedure runs at
+// READ COMMITTED with a fresh snapshot per statement (which its safeTime argument needs).
+import { z } from 'zod'
+import { ROLE_SETS, route } from '../http/route.js'
+import { validate } from '../http/validate.js'
+
+/** At most 100 entries per call (D18). */
+export const MAX_ENTRIES = 100
+
+const changedEntry = z.object({
+  queue: z.string({ error: 'must be a string' }),
+  since: z.iso.datetime({ offset: true, error: 'must be an ISO-8601 instant' }).optional(),
+  after: z.string({ error: 'must be the opaque cursor string of an earlier answer' }).optional(),
+  // Clamped to [1, 10 000] by the procedure (D18), so any integer is accepted.
+  limit: z.number().int('must be an integer').optional(),
+})
+
+const changedBody = z.object({
+  entries: z.array(changedEntry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`),
+})
+
+export const partitionsRoutes = [
+  route({ method: 'POST', path: '/api/v1/partitions/changed', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'required' }, async (c) => {
+    const { entries } = validate(changedBody, c.var.body)
+    return c.json(await c.var.db.call('log_partitions_changed_v1', { tenant: c.var.tenant, entries }))
+  }),
+]
