@@ -88,14 +88,21 @@ async function writer(seed: number): Promise<void> {
   }
 }
 
-/** Runs the writers while `read` loops, then counts observations that missed a committed segment. */
-async function schedule(read: Reader): Promise<{ observations: number; misses: number }> {
+/** Runs the writers while `step` loops; resolves once every writer is done. */
+async function withWriters(step: () => Promise<void>): Promise<void> {
   await database.sql(`select queen.configure_queue_v1(p_tenant => '', p_queue => '${QUEUE}')`)
-  const observations: Observation[] = []
   let writing = true
   const writers = Promise.all(Array.from({ length: WRITERS }, (_, i) => writer(i))).finally(() => (writing = false))
-  while (writing) observations.push(await read())
+  while (writing) await step()
   await writers
+}
+
+/** Runs the writers while `read` loops, then counts observations that missed a committed segment. */
+async function schedule(read: Reader): Promise<{ observations: number; misses: number }> {
+  const observations: Observation[] = []
+  await withWriters(async () => {
+    observations.push(await read())
+  })
 
   const segments = await database.sql<{ name: string; last_offset: string; created_at: Date }>(`
     select p.name, s.last_offset, s.created_at from queen.log_segments s
@@ -129,6 +136,65 @@ describe('safeTime', () => {
       }
     } finally {
       await client.end()
+    }
+  })
+})
+
+interface Frame {
+  id: string
+  createdAt: string
+}
+
+/** A sink as docs/sink-protocol.md describes it: enumerate, fetch to the high watermark, close windows below safeTime. */
+function mirror() {
+  const next = new Map<string, number>()
+  const copied = new Map<string, Frame>()
+  const windows: { from: number; to: number; ids: string[] }[] = []
+  let closedTo = 0
+  const idsIn = (frames: Iterable<Frame>, from: number, to: number) =>
+    [...frames].filter((f) => Date.parse(f.createdAt) >= from && Date.parse(f.createdAt) < to).map((f) => f.id).sort()
+  return {
+    copied,
+    windows,
+    idsIn,
+    async cycle() {
+      const answer = (await app.json('POST', '/api/v1/partitions/changed', { entries: [{ queue: QUEUE, limit: 10000 }] })).body
+      const entry = answer.entries[0]
+      if (entry.error) return
+      for (const p of entry.partitions as { name: string; lastOffset: number }[]) {
+        let from = next.get(p.name) ?? 0
+        while (from <= p.lastOffset) {
+          const [got] = (await app.json('POST', '/api/v1/fetch', { entries: [{ queue: QUEUE, partition: p.name, fromOffset: from }] })).body.entries
+          for (const f of got.frames as Frame[]) copied.set(f.id, f)
+          if (got.nextOffset === from) break
+          from = got.nextOffset
+        }
+        next.set(p.name, from)
+      }
+      const safe = Date.parse(answer.safeTime)
+      if (safe > closedTo) {
+        windows.push({ from: closedTo, to: safe, ids: idsIn(copied.values(), closedTo, safe) })
+        closedTo = safe
+      }
+    },
+  }
+}
+
+describe('a sink built on partitions/changed and fetch', () => {
+  it('copies every committed frame, and each closed window re-reads as exactly what it held', async () => {
+    for (let round = 0; round < 2; round++) {
+      const sink = mirror()
+      await withWriters(() => sink.cycle())
+      await sink.cycle()
+      const committed = await database.sql<{ id: string; created_at: Date }>(`
+        select f ->> 'id' as id, s.created_at from queen.log_segments s cross join lateral unnest(s.frames) f
+          join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = '${QUEUE}'`)
+      expect(committed.length).toBeGreaterThan(0)
+      for (const c of committed) expect(sink.copied.has(c.id), c.id).toBe(true)
+      const all = committed.map((c) => ({ id: c.id, createdAt: c.created_at.toISOString() }))
+      expect(sink.windows.length).toBeGreaterThan(3)
+      for (const w of sink.windows) expect(sink.idsIn(all, w.from, w.to)).toEqual(w.ids)
+      await database.sql(`delete from queen.queues where name = '${QUEUE}'`)
     }
   })
 })
