@@ -120,7 +120,8 @@ $$;
 -- (ENGINE 11.3: a push then commits wholly before or wholly after the flip). A create takes no
 -- lock and inserts ON CONFLICT DO NOTHING; the loser of a race falls through to the edit path.
 -- Never creates a partition.
--- Returns: {"response": <the route's 200 body>, "encryptionTurnedOff": bool}; response is
+-- Returns: {"response": <the route's 200 body>, "encryptionEnabled": bool, "encryptionTurnedOff":
+-- bool} (the flags let the route refresh its encryption cache and log a turn-off); response is
 -- {configured, queueId, partitionId: null, queue, namespace, task, storage: "segments",
 -- options: <19 keys of the row just written>}.
 -- Raises: QMHLD (sink-hold refusal, nothing written); QM400 (name over 255 characters); a cast
@@ -236,6 +237,7 @@ begin
       'options', (select json_object_agg(key, value order by n)
                     from json_each(_queue_options(v_row)) with ordinality as o(key, value, n)
                    where key not in ('namespace', 'task'))),
+    'encryptionEnabled', v_row.encryption_enabled,
     'encryptionTurnedOff', coalesce(v_cur.encryption_enabled and not v_row.encryption_enabled, false));
 end
 $$;

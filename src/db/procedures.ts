@@ -200,11 +200,11 @@ export const procedures = {
   /** Creates or edits a queue's configuration under the four merge rules; the route's body verbatim. */
   configure_queue_v1: procedure<
     { tenant: string; queue: string; options: OptionBag; replace: boolean; now?: Date },
-    { response: Record<string, unknown>; encryptionTurnedOff: boolean }
+    { response: Record<string, unknown>; encryptionEnabled: boolean; encryptionTurnedOff: boolean }
   >(
     'configure_queue_v1',
     { tenant: 'text', queue: 'text', options: 'jsonb', replace: 'boolean', now: 'timestamptz' },
-    z.object({ response: z.record(z.string(), z.unknown()), encryptionTurnedOff: z.boolean() }),
+    z.object({ response: z.record(z.string(), z.unknown()), encryptionEnabled: z.boolean(), encryptionTurnedOff: z.boolean() }),
   ),
   /** Push (ENGINE 3.2): every item queued or duplicate, or a raise and nothing stored. */
   log_push_v1: procedure<{ tenant: string; items: PushItemArg[]; now?: Date }, z.infer<typeof pushResult>>(
