@@ -169,6 +169,12 @@ const fetched = z.object({
 })
 type Fetched = z.output<typeof fetched>
 
+const messageDetail = z.looseObject({ isEncrypted: z.boolean(), payload: z.unknown() })
+type MessageDetail = z.output<typeof messageDetail>
+
+const dlqRow = z.looseObject({ enc: z.boolean(), data: z.unknown() })
+type DlqRow = z.output<typeof dlqRow>
+
 export const procedures = {
   /** Claims a maintenance lane when it is free (or its holder died) and due; null when not claimed. */
   lane_claim_v1: procedure<
@@ -247,6 +253,30 @@ export const procedures = {
   ),
   /** Frames of partition logs by offset, for mirrors (ENGINE 9.3). */
   log_fetch_v1: procedure<{ tenant: string; entries: unknown[] }, Fetched>('log_fetch_v1', { tenant: 'text', entries: 'jsonb' }, fetched),
+  /** The message listing: frames in a time range with their state for every group (API 5.9). */
+  log_messages_v1: procedure<{ tenant: string; filter: Record<string, unknown>; now?: Date }, { messages: Record<string, unknown>[]; mode: Record<string, unknown> }>(
+    'log_messages_v1',
+    { tenant: 'text', filter: 'jsonb', now: 'timestamptz' },
+    z.object({ messages: z.array(z.record(z.string(), z.unknown())), mode: z.record(z.string(), z.unknown()) }),
+  ),
+  /** One message by key, newest retained frame; null when there is none. */
+  log_message_v1: procedure<{ tenant: string; partitionId: string; transactionId: string; now?: Date }, MessageDetail | null>(
+    'log_message_v1',
+    { tenant: 'text', partitionId: 'uuid', transactionId: 'text', now: 'timestamptz' },
+    messageDetail.nullable(),
+  ),
+  /** Admin delete by tombstone (D20). */
+  log_message_delete_v1: procedure<{ tenant: string; partitionId: string; transactionId: string }, Record<string, unknown>>(
+    'log_message_delete_v1',
+    { tenant: 'text', partitionId: 'uuid', transactionId: 'text' },
+    z.record(z.string(), z.unknown()),
+  ),
+  /** The DLQ listing with its total (API 5.10). */
+  log_dlq_v1: procedure<{ tenant: string; filter: Record<string, unknown> }, { messages: DlqRow[]; total: number }>(
+    'log_dlq_v1',
+    { tenant: 'text', filter: 'jsonb' },
+    z.object({ messages: z.array(dlqRow), total: z.number().int() }),
+  ),
 } as const
 
 export type Procedures = typeof procedures

@@ -3,9 +3,11 @@
 import type { RouteDef } from '../http/route.js'
 import { ackRoutes } from './ack.js'
 import { configureRoutes } from './configure.js'
+import { dlqRoutes } from './dlq.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
 import { leaseRoutes } from './lease.js'
+import { messageRoutes } from './messages.js'
 import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
@@ -22,5 +24,7 @@ export function allRoutes(version: string): RouteDef[] {
     ...leaseRoutes,
     ...partitionsRoutes,
     ...fetchRoutes,
+    ...messageRoutes,
+    ...dlqRoutes,
   ]
 }
