@@ -6,6 +6,9 @@ import { procedure, type Procedure } from './procedure.js'
 
 const laneProgress = z.record(z.string(), z.unknown())
 
+/** A JSON object the route passes through verbatim (the resource routes' contract). */
+const jsonObject = z.record(z.string(), z.unknown())
+
 // int8 offsets arrive inside jsonb as JSON numbers; they stay below 2^53 for any realistic log.
 const offset = z.number().int()
 const encFlags = z.array(z.object({ name: z.string(), encryptionEnabled: z.boolean() }))
@@ -276,6 +279,44 @@ export const procedures = {
     'log_dlq_v1',
     { tenant: 'text', filter: 'jsonb' },
     z.object({ messages: z.array(dlqRow), total: z.number().int() }),
+  ),
+  /** Live backlog of a queue by watermark arithmetic (ENGINE 4); null for an unknown queue. */
+  log_queue_depth_v1: procedure<{ tenant: string; queue: string; group?: string; now?: Date }, Record<string, unknown> | null>(
+    'log_queue_depth_v1',
+    { tenant: 'text', queue: 'text', group: 'text', now: 'timestamptz' },
+    jsonObject.nullable(),
+  ),
+  /** One queue in detail: 21 options, per-partition stats, totals; null for an unknown queue. */
+  log_queue_detail_v1: procedure<{ tenant: string; queue: string; now?: Date }, Record<string, unknown> | null>(
+    'log_queue_detail_v1',
+    { tenant: 'text', queue: 'text', now: 'timestamptz' },
+    jsonObject.nullable(),
+  ),
+  /** The tenant's queues: live watermarks plus the lanes' cached numbers, or cached only. */
+  log_queue_stats_all_v1: procedure<{ tenant: string; cached: boolean; now?: Date }, Record<string, unknown>>(
+    'log_queue_stats_all_v1',
+    { tenant: 'text', cached: 'boolean', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** One step of the stats lane, or a whole tenant's refresh when tenant is given (D23). */
+  log_stats_refresh_step_v1: procedure<{ after?: string; limit?: number; tenant?: string; now?: Date }, { processed: number; next: string | null }>(
+    'log_stats_refresh_step_v1',
+    { after: 'uuid', limit: 'int', tenant: 'text', now: 'timestamptz' },
+    z.object({ processed: z.number().int(), next: z.string().nullable() }),
+  ),
+  /** Queue delete in one transaction; both outcomes are bodies, never errors. */
+  delete_queue_v1: procedure<{ tenant: string; queue: string }, Record<string, unknown>>('delete_queue_v1', { tenant: 'text', queue: 'text' }, jsonObject),
+  /** GET /api/v1/resources/overview. */
+  log_resources_overview_v1: procedure<{ tenant: string; now?: Date }, Record<string, unknown>>(
+    'log_resources_overview_v1',
+    { tenant: 'text', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** GET /api/v1/resources/namespaces and /tasks. */
+  log_resources_grouped_v1: procedure<{ tenant: string; by: 'namespace' | 'task'; now?: Date }, Record<string, unknown>>(
+    'log_resources_grouped_v1',
+    { tenant: 'text', by: 'text', now: 'timestamptz' },
+    jsonObject,
   ),
 } as const
 

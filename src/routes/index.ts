@@ -11,6 +11,8 @@ import { messageRoutes } from './messages.js'
 import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
+import { resourceRoutes } from './resources.js'
+import { statsRoutes } from './stats.js'
 import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
@@ -26,5 +28,7 @@ export function allRoutes(version: string): RouteDef[] {
     ...fetchRoutes,
     ...messageRoutes,
     ...dlqRoutes,
+    ...resourceRoutes,
+    ...statsRoutes,
   ]
 }

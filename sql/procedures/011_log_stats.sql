@@ -1,0 +1,242 @@
+-- Backlog arithmetic and the stats lane (ENGINE 4, 8.1; q&r resource routes). Everything here
+-- reads log_partitions, log_consumers and consumer_groups only (never log_segments, apart from the
+-- two documented probes), so its cost follows the partition count, never the segment count.
+
+-- Per partition of p_queue_id: hw, total and the backlog of one cursor. With p_group, that
+-- group's cursor (a missing row, or a group that never registered, owes the whole retained range:
+-- c = log_start). Without it, the worst cursor among the queue's registered groups: minimum c,
+-- processing from that same row (ties to the larger), c = log_start for a registered group
+-- without a row and for a queue with no registered groups.
+--   pending = hw − c;  processing = live lease ? clamp(lease_to + 1 − c, 0, pending) : 0
+-- Returns: (partition_id, name, created_at, log_start, hw, head_at, c, pending, processing).
+-- Raises: nothing. STABLE. Clock: p_now decides which leases are live.
+create or replace function queen._partition_depth(p_queue_id uuid, p_group text, p_now timestamptz)
+returns table (partition_id uuid, name text, created_at timestamptz, log_start bigint, hw bigint, head_at timestamptz,
+               c bigint, pending bigint, processing bigint)
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  with groups as (
+    select p_group as consumer_group where p_group is not null
+    union all
+    select g.consumer_group from consumer_groups g where p_group is null and g.queue_id = p_queue_id
+  )
+  select p.id, p.name, p.created_at, p.log_start, p.last_offset + 1, p.head_at, w.c,
+         greatest(p.last_offset + 1 - w.c, 0), w.processing
+    from log_partitions p
+    cross join lateral (
+      select x.c, x.processing
+        from (
+          select greatest(coalesce(lc.committed_offset, p.log_start), p.log_start) as c,
+                 case when lc.lease_id is not null and lc.lease_expires_at > p_now
+                      then least(greatest(lc.lease_to + 1 - greatest(lc.committed_offset, p.log_start), 0),
+                                 greatest(p.last_offset + 1 - greatest(lc.committed_offset, p.log_start), 0))
+                      else 0 end as processing
+            from groups g
+            left join log_consumers lc on lc.partition_id = p.id and lc.consumer_group = g.consumer_group
+          union all
+          select p.log_start, 0 where not exists (select 1 from groups)
+        ) x
+       order by x.c, x.processing desc
+       limit 1
+    ) w
+   where p.queue_id = p_queue_id
+$$;
+
+-- log_queue_depth_v1: GET /api/v1/resources/queues/:queue/depth, live, from the arithmetic above.
+-- Returns: {queue, group, pending, processing, ready, partitionsPending, partitionsReady,
+-- conflation, effectivePending, effectiveReady, partitions:[{partition, pending, processing,
+-- ready}]}, or null for an unknown queue. Raises: nothing. STABLE. Clock: p_now (default now()).
+create or replace function queen.log_queue_depth_v1(p_tenant text, p_queue text, p_group text default null, p_now timestamptz default null)
+returns jsonb
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  with q as (
+    select id, name from queues where tenant_id = p_tenant and name = p_queue
+  ), d as (
+    select x.* from q cross join lateral _partition_depth(q.id, p_group, coalesce(p_now, now())) x
+  ), sums as (
+    select coalesce(sum(pending), 0) as pending, coalesce(sum(processing), 0) as processing,
+           count(*) filter (where pending > 0) as partitions_pending,
+           count(*) filter (where pending - processing > 0) as partitions_ready
+      from d
+  ), conflating as (
+    select coalesce((select g.delivery = 'conflate' from consumer_groups g, q
+                      where g.queue_id = q.id and g.consumer_group = p_group), false) as on
+  )
+  select jsonb_build_object(
+           'queue', q.name, 'group', p_group,
+           'pending', s.pending, 'processing', s.processing, 'ready', s.pending - s.processing,
+           'partitionsPending', s.partitions_pending, 'partitionsReady', s.partitions_ready,
+           'conflation', cf.on,
+           'effectivePending', case when cf.on then s.partitions_pending else s.pending end,
+           'effectiveReady', case when cf.on then s.partitions_ready else s.pending - s.processing end,
+           'partitions', coalesce((select jsonb_agg(jsonb_build_object('partition', name, 'pending', pending,
+                                                   'processing', processing, 'ready', pending - processing) order by name)
+                                     from d), '[]'))
+    from q, sums s, conflating cf
+$$;
+
+-- Seconds since the stats rows in scope were computed (the oldest of them), or -1 when none has
+-- been computed yet: a large value means "the stats lane is not running", not "idle".
+-- Returns: numeric. Raises: nothing. STABLE.
+create or replace function queen._stats_age(p_computed_at timestamptz, p_now timestamptz)
+returns numeric
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select case when p_computed_at is null then -1
+              else round(greatest(extract(epoch from p_now - p_computed_at), 0)::numeric, 3) end
+$$;
+
+-- log_queue_detail_v1: GET /api/v1/resources/queues/:queue. Live per partition, plus
+-- oldestMessage (a primary-key probe at log_start), newestMessage (head_at), an exact segment
+-- count, deadLetter from log_dlq and retainedBytes from stats. completed is
+-- greatest(0, total − pending − processing), the published formula (ENGINE 4, D19).
+-- Returns: the detail object, or null for an unknown queue. Raises: nothing. STABLE.
+create or replace function queen.log_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
+returns jsonb
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  with q as (
+    select * from queues where tenant_id = p_tenant and name = p_queue
+  ), d as (
+    select x.*, x.hw - x.log_start as total,
+           (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id) as dead_letter,
+           (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
+             order by s.base_offset desc limit 1) as oldest
+      from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
+  ), seg as (
+    select count(*) as segments, coalesce(sum(s.frame_count), 0) as messages
+      from d join log_segments s on s.partition_id = d.partition_id
+  ), stats_of as (
+    select coalesce((select st.retained_bytes from stats st, q where st.queue_id = q.id), 0) as retained_bytes
+  )
+  select jsonb_build_object(
+           'id', q.id, 'name', q.name, 'namespace', q.namespace, 'task', q.task, 'createdAt', _utc(q.created_at),
+           'options', (select _queue_options(x)::jsonb from queues x where x.id = q.id),
+           'partitions', coalesce((select jsonb_agg(jsonb_build_object(
+               'id', d.partition_id, 'name', d.name, 'createdAt', _utc(d.created_at),
+               'stats', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing,
+                                           'completed', greatest(d.total - d.pending - d.processing, 0),
+                                           'failed', null, 'deadLetter', d.dead_letter),
+               'oldestMessage', case when d.total > 0 then _utc(d.oldest) end,
+               'newestMessage', case when d.total > 0 then _utc(d.head_at) end) order by d.name) from d), '[]'),
+           'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
+                                                'processing', coalesce(sum(processing), 0),
+                                                'completed', coalesce(sum(greatest(total - pending - processing, 0)), 0),
+                                                'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d),
+           'retainedBytes', so.retained_bytes,
+           'segments', jsonb_build_object('segments', seg.segments, 'messages', seg.messages))
+    from q, seg, stats_of so
+$$;
+
+-- log_queue_stats_all_v1: GET /api/v1/resources/queues. Three clocks (q&r): partitions and
+-- messages.total live from the watermarks (one pass over the tenant's partitions); segments and
+-- retainedBytes from the retained-bytes lane's stats columns; pending and processing from the
+-- stats lane's. With p_cached every number comes from queen.stats and nothing is computed.
+-- Returns: {queues:[…], statsAge}. Raises: nothing. STABLE.
+create or replace function queen.log_queue_stats_all_v1(p_tenant text, p_cached boolean default false, p_now timestamptz default null)
+returns jsonb
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  with q as (
+    select q.id, q.name, q.namespace, q.task, q.created_at, st.partition_count, st.total, st.pending, st.processing,
+           st.segment_count, st.retained_bytes, st.computed_at
+      from queues q left join stats st on st.queue_id = q.id
+     where q.tenant_id = p_tenant
+  ), live as (
+    select p.queue_id, count(*) as partitions, sum(p.last_offset + 1 - p.log_start) as total
+      from log_partitions p
+     where not p_cached and p.queue_id in (select id from q)
+     group by p.queue_id
+  ), rows as (
+    select q.*,
+           case when p_cached then coalesce(q.partition_count, 0) else coalesce(l.partitions, 0) end as n_partitions,
+           case when p_cached then coalesce(q.total, 0) else coalesce(l.total, 0) end as n_total
+      from q left join live l on l.queue_id = q.id
+  )
+  select jsonb_build_object(
+    'queues', coalesce((select jsonb_agg(jsonb_build_object(
+        'id', id, 'name', name, 'namespace', namespace, 'task', task, 'createdAt', _utc(created_at),
+        'partitions', n_partitions, 'retainedBytes', coalesce(retained_bytes, 0),
+        'segments', jsonb_build_object('segments', coalesce(segment_count, 0), 'messages', n_total),
+        'messages', jsonb_build_object('total', n_total, 'pending', coalesce(pending, 0), 'processing', coalesce(processing, 0)))
+        order by name) from rows), '[]'),
+    'statsAge', _stats_age((select min(computed_at) from q), coalesce(p_now, now())))
+$$;
+
+-- log_stats_refresh_step_v1: one bounded step of the stats_refresh lane (ENGINE 8.1), or the whole
+-- of one tenant for POST /api/v1/stats/refresh (p_tenant, D23). For up to p_limit queues after
+-- p_after (by id) it writes the group-less arithmetic into queen.stats and folds the deltas into
+-- the current queue_metrics minute: pushed += Δhw_total, consumed += max(0, Δcommitted_total),
+-- dead_lettered = DLQ rows failed in that minute, pending/processing, and max_lag_seconds (the age
+-- of the frame at the worst cursor of the most lagging partition).
+-- Returns: {"processed": n, "next": <last queue id> | null}. Idempotent: a repeat rewrites equal
+-- stats and adds zero deltas. Raises: nothing (lock_timeout backstop). Clock: p_now.
+create or replace function queen.log_stats_refresh_step_v1(
+  p_after uuid default null,
+  p_limit integer default 500,
+  p_tenant text default null,
+  p_now timestamptz default null
+) returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+set lock_timeout = '1s'
+as $$
+declare
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_minute timestamptz := date_trunc('minute', v_now);
+  v_count integer := 0;
+  v_last uuid;
+  r record;
+begin
+  for r in
+    select q.id, q.tenant_id, st.hw_total as old_hw, st.committed_total as old_committed,
+           a.partitions, a.total, a.pending, a.processing, a.hw_total, a.committed_total, a.max_lag
+      from queues q
+      left join stats st on st.queue_id = q.id
+      cross join lateral (
+        select count(*) as partitions, coalesce(sum(d.hw - d.log_start), 0) as total,
+               coalesce(sum(d.pending), 0) as pending, coalesce(sum(d.processing), 0) as processing,
+               coalesce(sum(d.hw), 0) as hw_total, coalesce(sum(d.c), 0) as committed_total,
+               coalesce(max(extract(epoch from v_now - (
+                 select s.created_at from log_segments s
+                  where s.partition_id = d.partition_id and s.base_offset <= d.c
+                  order by s.base_offset desc limit 1))) filter (where d.pending > 0), 0) as max_lag
+          from _partition_depth(q.id, null, v_now) d
+      ) a
+     where (p_tenant is null or q.tenant_id = p_tenant)
+       and (p_after is null or q.id > p_after)
+     order by q.id
+     limit case when p_tenant is null then greatest(p_limit, 1) end
+  loop
+    insert into stats as s (queue_id, tenant_id, partition_count, total, pending, processing, hw_total, committed_total, computed_at)
+    values (r.id, r.tenant_id, r.partitions, r.total, r.pending, r.processing, r.hw_total, r.committed_total, v_now)
+    on conflict (queue_id) do update
+      set partition_count = excluded.partition_count, total = excluded.total, pending = excluded.pending,
+          processing = excluded.processing, hw_total = excluded.hw_total, committed_total = excluded.committed_total,
+          computed_at = excluded.computed_at;
+
+    insert into queue_metrics as m (queue_id, bucket, pushed, consumed, dead_lettered, pending, processing, max_lag_seconds)
+    values (r.id, v_minute,
+            greatest(r.hw_total - coalesce(r.old_hw, 0), 0),
+            greatest(r.committed_total - coalesce(r.old_committed, 0), 0),
+            (select count(*) from log_dlq l where l.queue_id = r.id and l.failed_at >= v_minute and l.failed_at < v_minute + interval '1 minute'),
+            r.pending, r.processing, r.max_lag)
+    on conflict (queue_id, bucket) do update
+      set pushed = m.pushed + excluded.pushed, consumed = m.consumed + excluded.consumed,
+          dead_lettered = excluded.dead_lettered, pending = excluded.pending, processing = excluded.processing,
+          max_lag_seconds = excluded.max_lag_seconds;
+
+    v_count := v_count + 1;
+    v_last := r.id;
+  end loop;
+
+  return jsonb_build_object('processed', v_count,
+                            'next', case when p_tenant is null and v_count >= greatest(p_limit, 1) then v_last end);
+end
+$$;

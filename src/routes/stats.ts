@@ -1,0 +1,11 @@
+// POST /api/v1/stats/refresh (API 5.13, D23): the stats lane's procedure run for the caller's
+// tenant at once, without the lane's lease, so a dashboard can ask for fresh numbers.
+import { ROLE_SETS, route } from '../http/route.js'
+
+export const statsRoutes = [
+  route({ method: 'POST', path: '/api/v1/stats/refresh', roles: ROLE_SETS.A, tenant: 'required', body: 'optional' }, async (c) => {
+    const started = Date.now()
+    const { processed } = await c.var.db.call('log_stats_refresh_step_v1', { tenant: c.var.tenant })
+    return c.json({ success: true, refreshedAt: new Date().toISOString(), queues: processed, durationMs: Date.now() - started })
+  }),
+]
