@@ -120,10 +120,30 @@ it(`settles all of ${MESSAGES} messages in per-partition order with only explain
     }
   }
 
+  // ENGINE 13.7 under load: a watcher samples every cursor while the consumers run; none may regress.
+  const highest = new Map<string, number>()
+  let regressions = 0
+  let watching = true
+  const watcher = (async () => {
+    while (watching) {
+      const rows = await app.database.sql<{ p: string; c: number }>(`
+        select c.partition_id::text as p, c.committed_offset::int as c from queen.log_consumers c`)
+      for (const r of rows) {
+        if (r.c < (highest.get(r.p) ?? -1)) regressions++
+        highest.set(r.p, Math.max(r.c, highest.get(r.p) ?? -1))
+      }
+      await new Promise((r) => setTimeout(r, 25))
+    }
+  })()
+
   const consumers = Array.from({ length: CONSUMERS }, (_, n) => consumer(n))
   await Promise.all(Array.from({ length: PRODUCERS }, (_, w) => producer(w)))
   producing = false
   await Promise.all(consumers)
+  watching = false
+  await watcher
+  expect(regressions).toBe(0)
+  expect(highest.size).toBe(PARTITIONS)
 
   expect(pushed.size).toBe(MESSAGES)
   const dlq = await app.database.sql<{ key: string }>(`
