@@ -210,10 +210,10 @@ begin
            and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
                                            where s2.partition_id = r.pid and s2.base_offset <= v_c.committed_offset), -1)
            and s.base_offset <= v_hi
+      ), sized as (
+        select sl.*, octet_length(sl.frame::text)::bigint as len from sl
       ), measured as (
-        select sl.*, octet_length(sl.frame::text)::bigint as len, row_number() over (order by sl.off) as rn,
-               sum(octet_length(sl.frame::text)) over (order by sl.off) as cum
-          from sl
+        select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )
       select coalesce(jsonb_agg(jsonb_build_object(
                'queue', r.qname, 'partition', r.pname, 'partitionId', r.pid, 'offset', m.off,
