@@ -287,3 +287,38 @@ describe('pop and ack refuse bad input with 400 and write nothing', () => {
     expect(await writtenRows(app)).toEqual(before)
   })
 })
+
+describe('limits and maintenance', () => {
+  it('keeps a pop under POP_MAX_BYTES but always delivers at least one frame (D10)', async () => {
+    const tight = await testApp({ database: app.database, env: { POP_MAX_BYTES: '1024' } })
+    try {
+      await push(app, Array.from({ length: 5 }, (_, i) => ({ queue: 'budgeted', payload: 'b'.repeat(700) + i })))
+      expect((await pop(tight, 'budgeted', { batch: 10, autoAck: true })).messages).toHaveLength(1)
+      await push(app, Array.from({ length: 3 }, () => ({ queue: 'budgeted-small', payload: 's' })))
+      expect((await pop(tight, 'budgeted-small', { batch: 10, autoAck: true })).messages).toHaveLength(3)
+      await push(app, [{ queue: 'budgeted-huge', payload: 'h'.repeat(5000) }])
+      expect((await pop(tight, 'budgeted-huge', { batch: 10, autoAck: true })).messages).toHaveLength(1)
+    } finally {
+      await tight.close()
+    }
+  })
+
+  it('refuses pushes with 503 maintenance and pauses pops while the switches are on', async () => {
+    await fill('maint', 1)
+    await app.database.sql(`update queen.system_state set value = 'true' where key in ('maintenance', 'pop_maintenance')`)
+    try {
+      const before = await writtenRows(app)
+      const pushed = await app.json('POST', '/api/v1/push', { items: [{ queue: 'maint', payload: 'held' }] })
+      expect(pushed.status).toBe(503)
+      expect(pushed.body).toMatchObject({ code: 'maintenance' })
+      expect(pushed.headers.get('retry-after')).not.toBeNull()
+      const txn = await app.json('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'maint' }] }] })
+      expect(txn.status).toBe(503)
+      expect((await pop(app, 'maint')).status).toBe(204)
+      expect(await writtenRows(app)).toEqual(before)
+    } finally {
+      await app.database.sql(`update queen.system_state set value = 'false' where key in ('maintenance', 'pop_maintenance')`)
+    }
+    expect((await pop(app, 'maint')).messages).toHaveLength(1)
+  })
+})
