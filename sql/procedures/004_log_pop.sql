@@ -160,8 +160,7 @@ begin
     v_dirty := false;
 
     if v_c.committed_offset < r.log_start then
-      v_c.committed_offset := r.log_start;  -- gap tolerance: resume at the next existing offset
-      v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > r.log_start order by x);
+      v_c := _log_rebase(v_c, r.log_start);  -- gap tolerance: resume at the next existing offset
       v_dirty := true;
     end if;
 

@@ -54,6 +54,33 @@ begin
 end
 $$;
 
+-- _log_rebase: moves a cursor left below log_start (retention removed a prefix) up to it, absorbing
+-- completions recorded at or above it (gap tolerance, ENGINE 4 and 7.1). Never moves backwards.
+create or replace function queen._log_rebase(p_c queen.log_consumers, p_log_start bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if c.committed_offset >= p_log_start then
+    return c;
+  end if;
+  c.committed_offset := p_log_start;
+  c.acked_set := array(select x from unnest(c.acked_set) x where x >= p_log_start order by x);
+  while cardinality(c.acked_set) > 0 and c.acked_set[1] = c.committed_offset loop
+    c.committed_offset := c.committed_offset + 1;
+    c.acked_set := c.acked_set[2:];
+  end loop;
+  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
+    c.retry_offset := null;
+    c.retry_count := 0;
+  end if;
+  return c;
+end
+$$;
+
 -- _log_count_failure: records one failed attempt against frame p_offset (ENGINE 6.2): the lowest
 -- failing unsettled frame governs; a failure above it changes nothing.
 create or replace function queen._log_count_failure(p_c queen.log_consumers, p_offset bigint)
@@ -202,10 +229,7 @@ begin
     select log_start, last_offset into v_log_start, v_last from log_partitions where id = g.pid;
     v_live := v_c.lease_id is not null and v_c.lease_expires_at > v_now;
     v_lease_at_lock := case when v_live then v_c.lease_id end;
-    if v_c.committed_offset < v_log_start then
-      v_c.committed_offset := v_log_start;
-      v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > v_log_start order by x);
-    end if;
+    v_c := _log_rebase(v_c, v_log_start);
 
     -- Resolve every item of this row to an offset (ENGINE 6.1 step 4), against the locked state.
     -- One seek-then-slice read covers the lease range and every offset the items name, so a batch

@@ -322,3 +322,21 @@ describe('limits and maintenance', () => {
     expect((await pop(app, 'maint')).messages).toHaveLength(1)
   })
 })
+
+describe('gap tolerance', () => {
+  it('resumes after a prefix removed by retention and answers acks of removed frames evicted', async () => {
+    for (const i of [0, 1, 2]) await push(app, [{ queue: 'retained', payload: i, transactionId: `r${i}` }])
+    const first = await pop(app, 'retained', { batch: 1 })
+    // Complete offset 1 out of order, then let "retention" delete the segment holding offset 0.
+    const [pid] = [first.messages[0]!.partitionId]
+    await app.database.sql(`update queen.log_consumers set lease_id = null, acked_set = '{1}' where partition_id = $1`, [pid])
+    await app.database.sql(`delete from queen.log_segments where partition_id = $1 and base_offset = 0`, [pid])
+    await app.database.sql(`update queen.log_partitions set log_start = 1 where id = $1`, [pid])
+    const next = await pop(app, 'retained', { batch: 10 })
+    expect(next.messages.map((m) => m.offset)).toEqual([2])
+    const late = await ack(app, [{ transactionId: 'r0', partitionId: pid, offset: 0 }, ...acksOf(next.messages)])
+    expect(late[0]).toMatchObject({ evicted: true })
+    expect(late[1]).toMatchObject({ success: true, leaseReleased: true })
+    expect(await cursor('retained')).toMatchObject({ committed: 3, acked: [] })
+  })
+})
