@@ -171,6 +171,26 @@ describe('the worker in workerd', () => {
     expect(empty).toMatchObject({ status: 204, body: null })
   })
 
+  it('encrypts with WebCrypto in workerd, readable by the Node runtime with the same key', async () => {
+    const key = 'c'.repeat(64)
+    const sealed = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, QUEEN_ENCRYPTION_KEY: key })
+    await database.sql(`insert into queen.queues (tenant_id, name, encryption_enabled) values ('', 'edge-sealed', true)`)
+    const pushed = await sealed.fetch('/api/v1/push', { method: 'POST', body: JSON.stringify({ items: [{ queue: 'edge-sealed', payload: { pin: 1234 } }] }) })
+    expect(pushed.status).toBe(201)
+    const [row] = await database.sql<{ enc: boolean; data: string }>(`
+      select (s.frames[1]->>'enc')::boolean as enc, s.frames[1]->>'data' as data from queen.log_segments s
+        join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'edge-sealed'`)
+    expect(row!.enc).toBe(true)
+    expect(row!.data).not.toContain('1234')
+    const reader = await nodeApp(database.url, { QUEEN_ENCRYPTION_KEY: key })
+    try {
+      const res = await reader.request('/api/v1/pop/queue/edge-sealed')
+      expect((await res.json()).messages[0].data).toEqual({ pin: 1234 })
+    } finally {
+      await reader.close()
+    }
+  })
+
   it('serves concurrent requests, each with its own pool', async () => {
     // A pool shared across requests fails in workerd ("Cannot perform I/O on behalf of a
     // different request"); twenty at once would expose one.
