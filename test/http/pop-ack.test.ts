@@ -169,6 +169,11 @@ describe('ack', () => {
     expect(deliveries).toEqual([0, 1, 2])
     const dlq = await app.database.sql(`select frame_offset::int as off, error, retry_count, consumer_group, frame->'data' as data from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = 'budget'`)
     expect(dlq).toEqual([{ off: 0, error: 'always', retry_count: 3, consumer_group: '__QUEUE_MODE__', data: { i: 0 } }])
+    // The DLQ row is a copy: deleting the log's segments (retention, eviction) leaves it whole.
+    await app.database.sql(`delete from queen.log_segments s using queen.log_partitions p, queen.queues q
+                             where p.id = s.partition_id and q.id = p.queue_id and q.name = 'budget'`)
+    const kept = await app.database.sql(`select frame->'data' as data from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = 'budget'`)
+    expect(kept).toEqual([{ data: { i: 0 } }])
   })
 
   it('drops an exhausted frame, with no DLQ copy, when both DLQ flags are off', async () => {
