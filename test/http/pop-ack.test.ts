@@ -345,3 +345,20 @@ describe('gap tolerance', () => {
     expect(await cursor('retained')).toMatchObject({ committed: 3, acked: [] })
   })
 })
+
+describe('subscription defaults', () => {
+  it('starts a named group by DEFAULT_SUBSCRIPTION_MODE and subscriptionFrom=now at the head; queue mode ignores both', async () => {
+    const fresh = await testApp({ database: app.database, env: { DEFAULT_SUBSCRIPTION_MODE: 'new' } })
+    try {
+      await fill('defaults', 2)
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'by-default' })).status).toBe(204)
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'from-now', subscriptionFrom: 'now' })).status).toBe(204)
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'explicit-all', subscriptionMode: 'all', batch: 5 })).messages).toHaveLength(2)
+      expect((await pop(fresh, 'defaults', { subscriptionMode: 'new', batch: 5 })).messages).toHaveLength(2)
+      await push(app, [{ queue: 'defaults', payload: 'new one' }])
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'by-default', batch: 5 })).messages.map((m) => m.offset)).toEqual([2])
+    } finally {
+      await fresh.close()
+    }
+  })
+})
