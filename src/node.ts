@@ -11,6 +11,7 @@ import { checkStatementTimeout, migrate } from './db/migrate.js'
 import { createNodePool } from './db/node-pool.js'
 import { loadStaticKeys } from './http/jwt-keys.js'
 import { createLogger, describeError } from './log.js'
+import { createPopWaker } from './pop-waker.js'
 import { startLaneTimers } from '../cron/node-timers.js'
 
 async function main(): Promise<void> {
@@ -51,7 +52,8 @@ async function main(): Promise<void> {
   const pool = createNodePool({ connectionString: url, max: config.DB_POOL_SIZE })
   await checkStatementTimeout(pool)
   const db = createDatabase(pool, { longLived: true })
-  const app = createApp({ config, log, database: () => db })
+  const popWaker = createPopWaker()
+  const app = createApp({ config, log, database: () => db, popWaker })
   const lanes = startLaneTimers(db, config, log)
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
@@ -71,7 +73,9 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     log.info('shutting down', { signal })
-    // close() stops accepting and resolves once in-flight requests have answered.
+    // Parked long-polls answer 204 now rather than at their deadline (RUNTIME §2); close() then
+    // stops accepting and resolves once in-flight requests have answered.
+    popWaker.close()
     await new Promise<void>((done) => server.close(() => done()))
     await lanes.stop()
     await db.close()

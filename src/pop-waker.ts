@@ -9,21 +9,24 @@ export interface PopWaker {
   /** Resolves when a push to one of `keys` is reported, after `ms`, or when `signal` aborts. */
   wait(keys: readonly string[], ms: number, signal?: AbortSignal): Promise<WakeOutcome>
   notify(keys: Iterable<string>): void
-  /** Answers every parked wait now (graceful shutdown: parked polls answer 204). */
-  wakeAll(): void
+  /** Graceful shutdown: every parked and every later wait resolves 'aborted', so polls answer 204. */
+  close(): void
 }
 
 export const wakeKey = (tenant: string, queue: string) => `${tenant}|${queue}`
 
 export function createPopWaker(): PopWaker {
   const parked = new Map<string, Set<() => void>>()
+  const closers = new Set<() => void>()
+  let closed = false
   return {
     wait(keys, ms, signal) {
       return new Promise<WakeOutcome>((resolve) => {
-        if (signal?.aborted) return resolve('aborted')
+        if (closed || signal?.aborted) return resolve('aborted')
         const done = (outcome: WakeOutcome) => {
           clearTimeout(timer)
           signal?.removeEventListener('abort', onAbort)
+          closers.delete(onAbort)
           for (const key of keys) {
             const set = parked.get(key)
             set?.delete(onWake)
@@ -35,6 +38,7 @@ export function createPopWaker(): PopWaker {
         const onAbort = () => done('aborted')
         const timer = setTimeout(() => done('timeout'), Math.max(0, ms))
         signal?.addEventListener('abort', onAbort, { once: true })
+        closers.add(onAbort)
         for (const key of keys) {
           let set = parked.get(key)
           if (!set) parked.set(key, (set = new Set()))
@@ -45,8 +49,9 @@ export function createPopWaker(): PopWaker {
     notify(keys) {
       for (const key of keys) for (const wake of [...(parked.get(key) ?? [])]) wake()
     },
-    wakeAll() {
-      for (const set of [...parked.values()]) for (const wake of [...set]) wake()
+    close() {
+      closed = true
+      for (const abort of [...closers]) abort()
     },
   }
 }

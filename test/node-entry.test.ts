@@ -1,5 +1,6 @@
 // `npm start` as a user runs it: no DATABASE_URL, so an embedded PostgreSQL in QUEEN_DATA_DIR;
-// healthy within 20 s; data survives a restart; SIGTERM stops the broker and the server cleanly.
+// healthy within 20 s; data survives a restart; SIGTERM answers parked long-polls and stops the
+// broker and the server cleanly.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -72,11 +73,17 @@ describe('npm start on a fresh machine', () => {
     expect(existsSync(join(dataDir, 'pgdata', 'postmaster.pid'))).toBe(false)
 
     const second = await start()
+    let stopped: Promise<number | null> | undefined
     try {
       const rows = await sql(embeddedUrl(second.output()), `select value from queen.kv where key = 'survives'`)
       expect(rows).toEqual([{ value: { n: 1 } }])
+      // A parked long-poll answers 204 at shutdown instead of holding it to its deadline.
+      const parked = fetch(`${second.base}/api/v1/pop/queue/at-shutdown?wait=true&timeout=25000`)
+      await new Promise((r) => setTimeout(r, 300))
+      stopped = stop(second)
+      expect((await parked).status).toBe(204)
     } finally {
-      expect(await stop(second)).toBe(0)
+      expect(await (stopped ?? stop(second))).toBe(0)
     }
   }, 90_000)
 })

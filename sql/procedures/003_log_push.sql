@@ -62,12 +62,15 @@ begin
 
   v_clock := coalesce(p_now, clock_timestamp());
 
+  -- One pass of window functions instead of self-joins: CTE scans carry no statistics, so joins
+  -- between them plan as nested loops, which made a 1000-item push quadratic.
   with raw as (
     select coalesce((x.e->>'index')::int, (x.ord - 1)::int) as idx, x.e
       from jsonb_array_elements(p_items) with ordinality as x(e, ord)
   ), items as materialized (
     select r.idx, q.name as queue_name, p.id as partition_id, q.dedup_window_seconds as win,
-           nullif(r.e->>'transactionId', '') is not null as txn_given,
+           -- A window of 0 disables dedup entirely, inside one request too (D17).
+           (nullif(r.e->>'transactionId', '') is not null and q.dedup_window_seconds > 0) as dedup,
            coalesce(nullif(r.e->>'transactionId', ''), _uuid_v7(v_clock)::text) as txn,
            nullif(r.e->>'traceId', '') as trace,
            nullif(r.e->>'producerSub', '') as sub,
@@ -76,30 +79,37 @@ begin
       from raw r
       join queues q on q.tenant_id = p_tenant and q.name = r.e->>'queue'
       join log_partitions p on p.queue_id = q.id and p.name = coalesce(nullif(r.e->>'partition', ''), 'Default')
-  ), ranked as materialized (
-    -- A window of 0 disables dedup entirely, inside one request too (D17).
-    select i.*, (i.txn_given and i.win > 0) as dedup,
-           case when i.txn_given and i.win > 0 then md5(i.txn)::uuid end as h,
-           case when i.txn_given and i.win > 0
-                then row_number() over (partition by i.partition_id, i.txn order by i.idx)
-                else 1 end as dup_rank
+  ), keyed as materialized (
+    -- Live hashes from earlier calls; expired ones are ignored whether or not the purge ran (1.8).
+    select i.*, case when i.dedup then md5(i.txn)::uuid end as h, t.frame_offset as prior_off, t.message_id as prior_msg,
+           case when i.dedup then row_number() over (partition by i.partition_id, i.txn order by i.idx) else 1 end as dup_rank
       from items i
-  ), prior as materialized (
-    select t.partition_id, t.txn_hash, t.frame_offset, t.message_id
-      from log_txns t
-     where (t.partition_id, t.txn_hash) in (select partition_id, h from ranked where dedup)
-       and t.expires_at > v_clock
-  ), fresh as materialized (
-    select rk.*, _uuid_v7(v_clock) as message_id,
-           row_number() over (partition by rk.partition_id order by rk.idx) - 1 as pos
-      from ranked rk
-     where rk.dup_rank = 1
-       and not exists (select 1 from prior pr where pr.partition_id = rk.partition_id and pr.txn_hash = rk.h)
+      left join log_txns t on i.dedup and t.partition_id = i.partition_id and t.txn_hash = md5(i.txn)::uuid
+                          and t.expires_at > v_clock
+  ), fresh_flag as materialized (
+    select k.*, (k.dup_rank = 1 and k.prior_off is null) as is_fresh,
+           case when k.dup_rank = 1 and k.prior_off is null then _uuid_v7(v_clock) end as new_id
+      from keyed k
+  ), placed as materialized (
+    select f.*, sum(case when f.is_fresh then 1 else 0 end)
+                  over (partition by f.partition_id order by f.idx rows unbounded preceding)::bigint - 1 as pos
+      from fresh_flag f
+  ), won as materialized (
+    -- Every item learns its winner: itself, the first occurrence in this call, or a stored hash.
+    select pl.*,
+           case when pl.dedup then first_value(pl.is_fresh) over w else pl.is_fresh end as win_fresh,
+           case when pl.dedup then first_value(pl.new_id) over w else pl.new_id end as win_id,
+           case when pl.dedup then first_value(pl.pos) over w else pl.pos end as win_pos,
+           case when pl.dedup then first_value(pl.prior_off) over w else pl.prior_off end as win_prior_off,
+           case when pl.dedup then first_value(pl.prior_msg) over w else pl.prior_msg end as win_prior_msg
+      from placed pl
+    window w as (partition by pl.partition_id, pl.txn order by pl.idx)
   ), framed as materialized (
-    select f.*, fr.frame, octet_length(fr.frame::text)::bigint as bytes
-      from fresh f
-      cross join lateral (select jsonb_build_object('id', f.message_id, 'txn', f.txn, 'trace', f.trace,
-                                                    'sub', f.sub, 'enc', f.enc, 'data', f.data) as frame) fr
+    select w.partition_id, w.pos, w.h, w.dedup, w.win, w.new_id, fr.frame, octet_length(fr.frame::text)::bigint as bytes
+      from won w
+      cross join lateral (select jsonb_build_object('id', w.new_id, 'txn', w.txn, 'trace', w.trace,
+                                                    'sub', w.sub, 'enc', w.enc, 'data', w.data) as frame) fr
+     where w.is_fresh
   ), pieced as (
     -- Segments split at 1000 frames or once 1 MiB is reached (ENGINE 3.1); both keys grow with pos,
     -- so each distinct pair is one run of consecutive offsets.
@@ -123,7 +133,7 @@ begin
     returning 1
   ), hashes as (
     insert into log_txns (partition_id, txn_hash, frame_offset, message_id, expires_at)
-    select f.partition_id, f.h, a.base + f.pos, f.message_id, a.created_at + make_interval(secs => f.win)
+    select f.partition_id, f.h, a.base + f.pos, f.new_id, a.created_at + make_interval(secs => f.win)
       from framed f join alloc a on a.id = f.partition_id
      where f.dedup
     on conflict (partition_id, txn_hash) do update
@@ -131,17 +141,12 @@ begin
      where log_txns.expires_at <= v_clock
     returning 1
   ), answer as (
-    select rk.idx, rk.queue_name, rk.partition_id, rk.txn, rk.trace,
-           case when fm.message_id is not null then 'queued' else 'duplicate' end as status,
-           coalesce(fm.message_id, wf.message_id, pr.message_id) as message_id,
-           coalesce(af.base + fm.pos, aw.base + wf.pos, pr.frame_offset) as off
-      from ranked rk
-      left join framed fm on fm.idx = rk.idx
-      left join ranked w on rk.dup_rank > 1 and w.partition_id = rk.partition_id and w.h = rk.h and w.dup_rank = 1
-      left join framed wf on wf.idx = w.idx
-      left join prior pr on rk.dedup and pr.partition_id = rk.partition_id and pr.txn_hash = rk.h
-      left join alloc af on af.id = fm.partition_id
-      left join alloc aw on aw.id = wf.partition_id
+    select w.idx, w.queue_name, w.partition_id, w.txn, w.trace,
+           case when w.is_fresh then 'queued' else 'duplicate' end as status,
+           case when w.win_fresh then w.win_id else w.win_prior_msg end as message_id,
+           case when w.win_fresh then a.base + w.win_pos else w.win_prior_off end as off
+      from won w
+      left join alloc a on a.id = w.partition_id
   )
   select jsonb_build_object(
            'items', jsonb_agg(jsonb_build_object('index', a.idx, 'status', a.status, 'queue', a.queue_name,

@@ -11,7 +11,9 @@
 -- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
 -- partition-id order); candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
 -- wait and two pops of one group can never lease one partition (ENGINE 13.4). Candidates are walked
--- from a random pivot with no ORDER BY and no LIMIT, so no partition starves.
+-- from a random pivot with no ORDER BY and no LIMIT, so no partition starves. Wildcard scans skip
+-- partitions idle since before the group's caught-up watermark (5.6); anything that moves a cursor
+-- back (seek, subscription change) must clear consumer_groups.caught_up_at.
 -- An expired lease with unsettled frames is reclaimed here and counts one failed attempt against the
 -- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4).
 -- Clock: clock_timestamp() once at entry, unless p_now pins it.
@@ -116,6 +118,7 @@ begin
     join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
    where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid)
      and p.last_offset >= p.log_start
+     and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
      and not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = v_group)
    order by p.id
   on conflict do nothing;
@@ -133,10 +136,12 @@ begin
         from log_partitions p
         join queues q on q.id = p.queue_id
         join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
+        join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
        where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id >= v_pivot
          and p.last_offset >= greatest(c.committed_offset, p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
+         and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
     ) a
     union all
     select * from (
@@ -145,10 +150,12 @@ begin
         from log_partitions p
         join queues q on q.id = p.queue_id
         join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
+        join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
        where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id < v_pivot
          and p.last_offset >= greatest(c.committed_offset, p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
+         and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
     ) b
   loop
     select * into v_c from log_consumers
@@ -160,8 +167,7 @@ begin
     v_dirty := false;
 
     if v_c.committed_offset < r.log_start then
-      v_c.committed_offset := r.log_start;  -- gap tolerance: resume at the next existing offset
-      v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > r.log_start order by x);
+      v_c := _log_rebase(v_c, r.log_start);  -- gap tolerance: resume at the next existing offset
       v_dirty := true;
     end if;
 
@@ -210,10 +216,10 @@ begin
            and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
                                            where s2.partition_id = r.pid and s2.base_offset <= v_c.committed_offset), -1)
            and s.base_offset <= v_hi
+      ), sized as (
+        select sl.*, octet_length(sl.frame::text)::bigint as len from sl
       ), measured as (
-        select sl.*, octet_length(sl.frame::text)::bigint as len, row_number() over (order by sl.off) as rn,
-               sum(octet_length(sl.frame::text)) over (order by sl.off) as cum
-          from sl
+        select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )
       select coalesce(jsonb_agg(jsonb_build_object(
                'queue', r.qname, 'partition', r.pname, 'partitionId', r.pid, 'offset', m.off,
@@ -265,6 +271,31 @@ begin
     end if;
     exit when v_frames_left <= 0 or v_parts_left <= 0 or v_bytes_left <= 0;
   end loop;
+
+  -- Caught-up watermark (ENGINE 5.6). A wildcard or discovery pop that claimed nothing re-checks, at
+  -- most every 30 s per (queue, group), whether anything at all is pending, ignoring leases, the
+  -- window buffer and the filter itself; if nothing is, later scans consider only partitions written
+  -- since 2 minutes before that instant. Frames under a live lease count as pending, so a later
+  -- failure or expiry cannot hide. SKIP LOCKED: a group row another session is changing (a seek,
+  -- which clears caught_up_at) is simply left for the next check.
+  if v_pid is null and v_claimed = 0 then
+    update consumer_groups g
+       set caught_up_checked_at = v_now,
+           caught_up_at = case when exists (
+                              select 1 from log_partitions p
+                                left join log_consumers c on c.partition_id = p.id and c.consumer_group = g.consumer_group
+                               where p.queue_id = g.queue_id
+                                 and p.last_offset >= greatest(coalesce(c.committed_offset,
+                                       _log_initial_cursor(p.id, p.log_start, p.last_offset, g.subscription_mode, g.subscription_at)),
+                                       p.log_start))
+                               then g.caught_up_at else v_now end
+     where (g.queue_id, g.consumer_group) in (
+             select g2.queue_id, g2.consumer_group from consumer_groups g2
+              where g2.queue_id = any (v_queue_ids) and g2.consumer_group = v_group
+                and (g2.caught_up_checked_at is null or g2.caught_up_checked_at <= v_now - interval '30 seconds')
+              order by g2.queue_id
+                for update skip locked);
+  end if;
 
   return jsonb_build_object(
     'messages', v_messages,

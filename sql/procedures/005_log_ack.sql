@@ -54,6 +54,33 @@ begin
 end
 $$;
 
+-- _log_rebase: moves a cursor left below log_start (retention removed a prefix) up to it, absorbing
+-- completions recorded at or above it (gap tolerance, ENGINE 4 and 7.1). Never moves backwards.
+create or replace function queen._log_rebase(p_c queen.log_consumers, p_log_start bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if c.committed_offset >= p_log_start then
+    return c;
+  end if;
+  c.committed_offset := p_log_start;
+  c.acked_set := array(select x from unnest(c.acked_set) x where x >= p_log_start order by x);
+  while cardinality(c.acked_set) > 0 and c.acked_set[1] = c.committed_offset loop
+    c.committed_offset := c.committed_offset + 1;
+    c.acked_set := c.acked_set[2:];
+  end loop;
+  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
+    c.retry_offset := null;
+    c.retry_count := 0;
+  end if;
+  return c;
+end
+$$;
+
 -- _log_count_failure: records one failed attempt against frame p_offset (ENGINE 6.2): the lowest
 -- failing unsettled frame governs; a failure above it changes nothing.
 create or replace function queen._log_count_failure(p_c queen.log_consumers, p_offset bigint)
@@ -169,6 +196,10 @@ declare
   v_success boolean;
   v_evicted boolean;
   v_reason text;
+  v_lo bigint;
+  v_hi bigint;
+  v_by_off jsonb;
+  v_by_txn jsonb;
 begin
   -- Missing cursor rows first, before any row lock, in lock order (D7: initialised by the group's rule).
   insert into log_consumers (partition_id, consumer_group, committed_offset)
@@ -198,12 +229,41 @@ begin
     select log_start, last_offset into v_log_start, v_last from log_partitions where id = g.pid;
     v_live := v_c.lease_id is not null and v_c.lease_expires_at > v_now;
     v_lease_at_lock := case when v_live then v_c.lease_id end;
-    if v_c.committed_offset < v_log_start then
-      v_c.committed_offset := v_log_start;
-      v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > v_log_start order by x);
-    end if;
+    v_c := _log_rebase(v_c, v_log_start);
 
     -- Resolve every item of this row to an offset (ENGINE 6.1 step 4), against the locked state.
+    -- One seek-then-slice read covers the lease range and every offset the items name, so a batch
+    -- of a hundred acks detoasts each segment once instead of once per item.
+    v_by_off := null;
+    v_by_txn := null;
+    select least(min((x->>'offset')::bigint), v_c.lease_from), greatest(max((x->>'offset')::bigint), v_c.lease_to)
+      into v_lo, v_hi
+      from jsonb_array_elements(p_acks) x
+     where coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') = g.grp
+       and case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end = g.pid
+       and jsonb_typeof(x->'offset') = 'number'
+       and (x->>'offset')::bigint between v_log_start and v_last;
+    v_lo := greatest(coalesce(v_lo, v_c.lease_from), v_log_start);
+    v_hi := least(coalesce(v_hi, v_c.lease_to), v_last);
+    if v_lo is not null and v_hi is not null and v_lo <= v_hi and v_hi - v_lo < 10000 then
+      with sl as (
+        select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, o.frame->>'txn' as txn
+          from log_segments s
+          cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
+                             with ordinality as o(frame, i)
+         where s.partition_id = g.pid
+           and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
+                                           where s2.partition_id = g.pid and s2.base_offset <= v_lo), -1)
+           and s.base_offset <= v_hi
+      )
+      select jsonb_object_agg(sl.off::text, sl.txn),
+             (select jsonb_object_agg(t.txn, t.off) from (
+                select distinct on (sl2.txn) sl2.txn, sl2.off from sl sl2
+                 where sl2.off between v_c.lease_from and v_c.lease_to order by sl2.txn, sl2.off) t)
+        into v_by_off, v_by_txn
+        from sl;
+    end if;
+
     v_resolved := '{}';
     for e in
       select x from jsonb_array_elements(p_acks) x
@@ -221,6 +281,10 @@ begin
           v_reason := 'evicted';
         elsif v_off > v_last then
           v_reason := 'not_found';
+        elsif v_by_off ? (v_off::text) then
+          if v_by_off->>(v_off::text) is distinct from e->>'transactionId' then
+            v_reason := 'not_found';
+          end if;
         else
           select f.frame into v_frame from _log_frame_at(g.pid, v_off) f;
           if v_frame is null or v_frame->>'txn' is distinct from e->>'transactionId' then
@@ -228,7 +292,9 @@ begin
           end if;
         end if;
       else
-        if v_c.lease_from is not null then
+        if v_by_txn is not null then
+          v_off := (v_by_txn->>(e->>'transactionId'))::bigint;
+        elsif v_c.lease_from is not null then
           v_off := _log_find_txn(g.pid, greatest(v_c.lease_from, v_log_start), v_c.lease_to, e->>'transactionId');
         end if;
         if v_off is null then

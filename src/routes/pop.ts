@@ -70,8 +70,7 @@ async function pop(c: Context<AppEnv>, scope: Scope) {
   const signal = c.req.raw.signal
   const keys = scope.queue !== undefined ? [wakeKey(c.var.tenant, scope.queue)] : []
   const waker = c.var.popWaker
-  const park = (ms: number): Promise<WakeOutcome> =>
-    waker && keys.length > 0 ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal)
+  const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal))
   const check = () => c.var.db.call('log_pop_v1', { tenant: c.var.tenant, request })
 
   let result = await check()

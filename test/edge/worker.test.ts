@@ -161,6 +161,50 @@ describe('the worker in workerd', () => {
     expect(edited.body).toMatchObject({ queueId: (created.body as { queueId: string }).queueId, options: { leaseTime: 42, retryLimit: 9 } })
   })
 
+  it('answers 400 to invalid JSON on a route with a required body, as Node does', async () => {
+    for (const body of ['{"items": [', '', '[1]', '{"items": 3}']) {
+      const init = { method: 'POST', body, headers: { 'content-type': 'application/json' } }
+      const viaWorker = await edge.fetch('/api/v1/push', init)
+      expect(viaWorker.status, JSON.stringify(body)).toBe(400)
+      expect(viaWorker, JSON.stringify(body)).toEqual(await answer(await node.request('/api/v1/push', init)))
+    }
+  })
+
+  it('pushes, pops and acks through the worker bundle', async () => {
+    const post = (path: string, body: unknown) => edge.fetch(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    const pushed = await post('/api/v1/push', { items: [{ queue: 'edge-smoke', payload: { n: 1 }, transactionId: 'e1' }, { queue: 'edge-smoke', payload: null }] })
+    expect(pushed).toMatchObject({ status: 201, body: [{ status: 'queued', offset: 0 }, { status: 'queued', offset: 1 }] })
+    expect((await post('/api/v1/push', { items: [{ queue: 'edge-smoke', transactionId: 'e1' }] })).body).toMatchObject([{ status: 'duplicate', offset: 0 }])
+    const popped = await edge.fetch('/api/v1/pop/queue/edge-smoke?batch=10')
+    expect(popped.status).toBe(200)
+    const body = popped.body as { leaseId: string; messages: { transactionId: string; partitionId: string; leaseId: string; data: unknown }[] }
+    expect(body.messages.map((m) => m.data)).toEqual([{ n: 1 }, null])
+    const acked = await post('/api/v1/ack/batch', { acknowledgments: body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' })) })
+    expect(acked).toMatchObject({ status: 200, body: [{ success: true }, { success: true, leaseReleased: true }] })
+    const empty = await edge.fetch('/api/v1/pop/queue/edge-smoke?wait=true&timeout=300')
+    expect(empty).toMatchObject({ status: 204, body: null })
+  })
+
+  it('encrypts with WebCrypto in workerd, readable by the Node runtime with the same key', async () => {
+    const key = 'c'.repeat(64)
+    const sealed = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, QUEEN_ENCRYPTION_KEY: key })
+    await database.sql(`insert into queen.queues (tenant_id, name, encryption_enabled) values ('', 'edge-sealed', true)`)
+    const pushed = await sealed.fetch('/api/v1/push', { method: 'POST', body: JSON.stringify({ items: [{ queue: 'edge-sealed', payload: { pin: 1234 } }] }) })
+    expect(pushed.status).toBe(201)
+    const [row] = await database.sql<{ enc: boolean; data: string }>(`
+      select (s.frames[1]->>'enc')::boolean as enc, s.frames[1]->>'data' as data from queen.log_segments s
+        join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'edge-sealed'`)
+    expect(row!.enc).toBe(true)
+    expect(row!.data).not.toContain('1234')
+    const reader = await nodeApp(database.url, { QUEEN_ENCRYPTION_KEY: key })
+    try {
+      const res = await reader.request('/api/v1/pop/queue/edge-sealed')
+      expect((await res.json()).messages[0].data).toEqual({ pin: 1234 })
+    } finally {
+      await reader.close()
+    }
+  })
+
   it('serves concurrent requests, each with its own pool', async () => {
     // A pool shared across requests fails in workerd ("Cannot perform I/O on behalf of a
     // different request"); twenty at once would expose one.

@@ -52,8 +52,8 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
 }
 
 /** For the workerd comparison: the Node-built app over an existing database URL. */
-export async function nodeApp(url: string) {
-  const config = loadConfig({ LOG_LEVEL: 'silent' }, 'node')
+export async function nodeApp(url: string, env: Record<string, string> = {}) {
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env }, 'node')
   const db = createDatabase(createNodePool({ connectionString: url, max: 2 }), { longLived: true })
   const app = createApp({ config, log: createLogger('silent'), database: () => db })
   return {

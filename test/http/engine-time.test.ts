@@ -116,4 +116,29 @@ describe('delivery gates', () => {
     const sub = await popAt('subscribed', 20, { group: 'late', subscriptionMode: 'timestamp', subscriptionFrom: at(5).toISOString() })
     expect(sub.messages.map((m) => m.data)).toEqual(['after-1', 'after-2'])
   })
+
+  it('keeps a caught-up watermark that never hides new writes or leased frames (ENGINE 5.6)', async () => {
+    await configureQueue(app, 'caught', { lease_time: 300 })
+    await pushAt('caught', 0, ['a0'], 'a')
+    await pushAt('caught', 0, ['b0'], 'b')
+    const wildcard = (seconds: number, extra: Partial<PopRequestArg> = {}) => popAt('caught', seconds, { partitions: 10, ...extra })
+    const watermark = async () =>
+      (await app.database.sql<{ at: string | null; checked: string | null }>(`
+        select g.caught_up_at as at, g.caught_up_checked_at as checked from queen.consumer_groups g
+          join queen.queues q on q.id = g.queue_id where q.name = 'caught' and g.consumer_group = '__QUEUE_MODE__'`))[0]!
+    expect((await wildcard(1, { autoAck: true })).messages.map((m) => m.data).sort()).toEqual(['a0', 'b0'])
+    expect((await wildcard(2)).messages).toEqual([])
+    expect(new Date((await watermark()).at!)).toEqual(at(2))
+    // A write long after the watermark is still found by the filtered scan.
+    await pushAt('caught', 500, ['a1'], 'a')
+    const leased = await wildcard(501)
+    expect(leased.messages.map((m) => m.data)).toEqual(['a1'])
+    // Nothing claimable, but a1 is pending under a live lease: the watermark must not advance.
+    expect((await wildcard(600)).messages).toEqual([])
+    expect(new Date((await watermark()).at!)).toEqual(at(2))
+    expect(new Date((await watermark()).checked!)).toEqual(at(600))
+    // After the lease expires the frame comes back through the wildcard scan.
+    const again = await wildcard(900)
+    expect(again.messages.map((m) => [m.data, m.retryCount])).toEqual([['a1', 1]])
+  })
 })

@@ -169,6 +169,11 @@ describe('ack', () => {
     expect(deliveries).toEqual([0, 1, 2])
     const dlq = await app.database.sql(`select frame_offset::int as off, error, retry_count, consumer_group, frame->'data' as data from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = 'budget'`)
     expect(dlq).toEqual([{ off: 0, error: 'always', retry_count: 3, consumer_group: '__QUEUE_MODE__', data: { i: 0 } }])
+    // The DLQ row is a copy: deleting the log's segments (retention, eviction) leaves it whole.
+    await app.database.sql(`delete from queen.log_segments s using queen.log_partitions p, queen.queues q
+                             where p.id = s.partition_id and q.id = p.queue_id and q.name = 'budget'`)
+    const kept = await app.database.sql(`select frame->'data' as data from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = 'budget'`)
+    expect(kept).toEqual([{ data: { i: 0 } }])
   })
 
   it('drops an exhausted frame, with no DLQ copy, when both DLQ flags are off', async () => {
@@ -285,5 +290,75 @@ describe('pop and ack refuse bad input with 400 and write nothing', () => {
     expect(res.status).toBe(400)
     expect(res.body).toMatchObject({ error, code: 'invalid_request' })
     expect(await writtenRows(app)).toEqual(before)
+  })
+})
+
+describe('limits and maintenance', () => {
+  it('keeps a pop under POP_MAX_BYTES but always delivers at least one frame (D10)', async () => {
+    const tight = await testApp({ database: app.database, env: { POP_MAX_BYTES: '1024' } })
+    try {
+      await push(app, Array.from({ length: 5 }, (_, i) => ({ queue: 'budgeted', payload: 'b'.repeat(700) + i })))
+      expect((await pop(tight, 'budgeted', { batch: 10, autoAck: true })).messages).toHaveLength(1)
+      await push(app, Array.from({ length: 3 }, () => ({ queue: 'budgeted-small', payload: 's' })))
+      expect((await pop(tight, 'budgeted-small', { batch: 10, autoAck: true })).messages).toHaveLength(3)
+      await push(app, [{ queue: 'budgeted-huge', payload: 'h'.repeat(5000) }])
+      expect((await pop(tight, 'budgeted-huge', { batch: 10, autoAck: true })).messages).toHaveLength(1)
+    } finally {
+      await tight.close()
+    }
+  })
+
+  it('refuses pushes with 503 maintenance and pauses pops while the switches are on', async () => {
+    await fill('maint', 1)
+    await app.database.sql(`update queen.system_state set value = 'true' where key in ('maintenance', 'pop_maintenance')`)
+    try {
+      const before = await writtenRows(app)
+      const pushed = await app.json('POST', '/api/v1/push', { items: [{ queue: 'maint', payload: 'held' }] })
+      expect(pushed.status).toBe(503)
+      expect(pushed.body).toMatchObject({ code: 'maintenance' })
+      expect(pushed.headers.get('retry-after')).not.toBeNull()
+      const txn = await app.json('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'maint' }] }] })
+      expect(txn.status).toBe(503)
+      expect((await pop(app, 'maint')).status).toBe(204)
+      expect(await writtenRows(app)).toEqual(before)
+    } finally {
+      await app.database.sql(`update queen.system_state set value = 'false' where key in ('maintenance', 'pop_maintenance')`)
+    }
+    expect((await pop(app, 'maint')).messages).toHaveLength(1)
+  })
+})
+
+describe('gap tolerance', () => {
+  it('resumes after a prefix removed by retention and answers acks of removed frames evicted', async () => {
+    for (const i of [0, 1, 2]) await push(app, [{ queue: 'retained', payload: i, transactionId: `r${i}` }])
+    const first = await pop(app, 'retained', { batch: 1 })
+    // Complete offset 1 out of order, then let "retention" delete the segment holding offset 0.
+    const [pid] = [first.messages[0]!.partitionId]
+    await app.database.sql(`update queen.log_consumers set lease_id = null, acked_set = '{1}' where partition_id = $1`, [pid])
+    await app.database.sql(`delete from queen.log_segments where partition_id = $1 and base_offset = 0`, [pid])
+    await app.database.sql(`update queen.log_partitions set log_start = 1 where id = $1`, [pid])
+    const next = await pop(app, 'retained', { batch: 10 })
+    expect(next.messages.map((m) => m.offset)).toEqual([2])
+    const late = await ack(app, [{ transactionId: 'r0', partitionId: pid, offset: 0 }, ...acksOf(next.messages)])
+    expect(late[0]).toMatchObject({ evicted: true })
+    expect(late[1]).toMatchObject({ success: true, leaseReleased: true })
+    expect(await cursor('retained')).toMatchObject({ committed: 3, acked: [] })
+  })
+})
+
+describe('subscription defaults', () => {
+  it('starts a named group by DEFAULT_SUBSCRIPTION_MODE and subscriptionFrom=now at the head; queue mode ignores both', async () => {
+    const fresh = await testApp({ database: app.database, env: { DEFAULT_SUBSCRIPTION_MODE: 'new' } })
+    try {
+      await fill('defaults', 2)
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'by-default' })).status).toBe(204)
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'from-now', subscriptionFrom: 'now' })).status).toBe(204)
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'explicit-all', subscriptionMode: 'all', batch: 5 })).messages).toHaveLength(2)
+      expect((await pop(fresh, 'defaults', { subscriptionMode: 'new', batch: 5 })).messages).toHaveLength(2)
+      await push(app, [{ queue: 'defaults', payload: 'new one' }])
+      expect((await pop(fresh, 'defaults', { consumerGroup: 'by-default', batch: 5 })).messages.map((m) => m.offset)).toEqual([2])
+    } finally {
+      await fresh.close()
+    }
   })
 })

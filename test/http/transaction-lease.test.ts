@@ -106,9 +106,15 @@ describe('POST /api/v1/lease/:leaseId/extend', () => {
     }
   })
 
-  it.each([[0], [86_401], [1.5], ['60']])('refuses seconds=%j with 400', async (seconds) => {
-    const res = await app.json('POST', '/api/v1/lease/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/extend', { seconds })
+  it.each([[0], [86_401], [1.5], ['60']])('refuses seconds=%j with 400 and extends nothing', async (seconds) => {
+    await push(app, [{ queue: 'extend-bad', payload: 1 }])
+    const popped = await pop(app, 'extend-bad')
+    const expiry = () => app.database.sql(`select lease_expires_at::text as at from queen.log_consumers where lease_id = $1`, [popped.leaseId])
+    const before = await expiry()
+    const res = await app.json('POST', `/api/v1/lease/${popped.leaseId}/extend`, { seconds })
     expect(res.status).toBe(400)
     expect(res.body).toMatchObject({ error: 'seconds must be an integer from 1 to 86400', code: 'invalid_request' })
+    expect(await expiry()).toEqual(before)
+    await app.json('POST', '/api/v1/ack', { transactionId: popped.messages[0]!.transactionId, partitionId: popped.messages[0]!.partitionId })
   })
 })
