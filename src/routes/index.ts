@@ -9,6 +9,7 @@ import { leaseRoutes } from './lease.js'
 import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
+import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
@@ -22,5 +23,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...leaseRoutes,
     ...partitionsRoutes,
     ...fetchRoutes,
+    ...traceRoutes,
   ]
 }
