@@ -86,18 +86,17 @@ $$;
 -- not deleted; else null. `enc` tells the route to decrypt it (the database never holds the key).
 -- Returns: {"traces": [entry + transaction_id, partition_id, queue_name, partition_name,
 -- message_payload, enc], "total"}; total counts every matching trace. Raises: nothing.
+-- Cost: the GIN index on trace_names finds the matches; the page reads at most p_limit frames.
 -- Concurrency: a plain read; total and the page come from one snapshot. Clock: none.
 create or replace function queen.trace_by_name_v1(p_tenant text, p_name text, p_limit int, p_offset bigint)
 returns jsonb
 language sql volatile
 set search_path = queen, pg_catalog
 as $$
-  with matching as (
+  with page as (
     select t from message_traces t
      where t.tenant_id = p_tenant and t.trace_names @> array[p_name]
-  ), page as (
-    select m.t from matching m
-     order by (m.t).created_at desc, (m.t).id desc
+     order by t.created_at desc, t.id desc
      limit p_limit offset p_offset
   ), shaped as (
     select (p.t).created_at, (p.t).id,
@@ -120,14 +119,16 @@ as $$
   )
   select jsonb_build_object(
            'traces', coalesce((select jsonb_agg(s.entry order by s.created_at desc, s.id desc) from shaped s), '[]'),
-           'total', (select count(*) from matching))
+           'total', (select count(*) from message_traces t
+                      where t.tenant_id = p_tenant and t.trace_names @> array[p_name]))
 $$;
 
 -- trace_names_v1: the distinct trace names of p_tenant, most recently seen first (ties by name),
 -- one page of p_limit from p_offset. trace_count counts traces carrying the name, message_count
 -- the distinct message keys they were recorded against, last_seen the newest trace's time.
 -- Returns: {"trace_names": [{trace_name, trace_count, message_count, last_seen}], "total"}; total
--- counts every distinct name. Raises: nothing. Concurrency: a plain read. Clock: none.
+-- counts every distinct name. Raises: nothing. Cost: one aggregate over the tenant's traces, which
+-- TRACE_RETENTION_DAYS bounds. Concurrency: a plain read. Clock: none.
 create or replace function queen.trace_names_v1(p_tenant text, p_limit int, p_offset bigint)
 returns jsonb
 language sql volatile
