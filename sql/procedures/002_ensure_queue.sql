@@ -3,7 +3,10 @@
 -- derived from a dotted name, so a queue first created by a consumer is still found by discovery.
 -- Returns: the queue's id. Raises: nothing. Concurrency: INSERT … ON CONFLICT DO NOTHING waits for a
 -- racing creator to commit; the follow-up SELECT runs under a fresh snapshot (VOLATILE) and sees it.
--- Takes no row lock, so it can run before any lock of ENGINE 1.4's order.
+-- The row is held FOR KEY SHARE (rank 1 of ENGINE 1.4's order) until the caller commits, so a
+-- concurrent delete_queue_v1 waits for this push or pop instead of deleting the queue between its
+-- statements (which would fail their partition and group inserts on the foreign key). A delete
+-- that won the race is seen here as a missing row, and the queue is created afresh.
 create or replace function queen._ensure_queue(p_tenant text, p_queue text)
 returns uuid
 language plpgsql volatile
@@ -12,17 +15,15 @@ as $$
 declare
   v_id uuid;
 begin
-  select id into v_id from queues where tenant_id = p_tenant and name = p_queue;
-  if found then
-    return v_id;
-  end if;
-  insert into queues (tenant_id, name, namespace, task)
-  values (p_tenant, p_queue, _derive_namespace(p_queue), _derive_task(p_queue))
-  on conflict (tenant_id, name) do nothing
-  returning id into v_id;
-  if v_id is null then
-    select id into v_id from queues where tenant_id = p_tenant and name = p_queue;
-  end if;
+  loop
+    select id into v_id from queues where tenant_id = p_tenant and name = p_queue for key share;
+    exit when found;
+    insert into queues (tenant_id, name, namespace, task)
+    values (p_tenant, p_queue, _derive_namespace(p_queue), _derive_task(p_queue))
+    on conflict (tenant_id, name) do nothing
+    returning id into v_id;
+    exit when v_id is not null;
+  end loop;
   return v_id;
 end
 $$;

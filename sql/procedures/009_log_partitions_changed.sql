@@ -2,16 +2,6 @@
 -- names with their bounds, by name or changed since an instant, and a safeTime below which no
 -- segment can still become visible. Writes nothing, leases nothing.
 
--- An instant as the wire renders it: UTC, microseconds, Z.
--- Returns: text, or null for null. Raises: nothing. IMMUTABLE.
-create or replace function queen._utc(p_at timestamptz)
-returns text
-language sql immutable
-set search_path = queen, pg_catalog
-as $$
-  select to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-$$;
-
 -- safeTime (ENGINE 9.2, D4): the oldest xact_start among this database's client backends that are
 -- inside a transaction, minus a 5 s guard. The guard only absorbs skew between backends; the
 -- argument does not rest on it, so the randomized test sets `queen.safe_time_guard_ms` to 0 on
@@ -123,7 +113,7 @@ begin
 
     if v_since is null then
       select coalesce(jsonb_agg(jsonb_build_object('name', p.name, 'lastOffset', p.last_offset, 'logStart', p.log_start,
-                                                   'lastWriteAt', _utc(p.last_write_at)) order by p.name), '[]'),
+                                                   'lastWriteAt', _iso_us(p.last_write_at)) order by p.name), '[]'),
              count(*)
         into v_rows, v_count
         from (select name, last_offset, log_start, last_write_at from log_partitions
@@ -131,7 +121,7 @@ begin
                order by name limit v_limit) p;
     else
       select coalesce(jsonb_agg(jsonb_build_object('name', p.name, 'lastOffset', p.last_offset, 'logStart', p.log_start,
-                                                   'lastWriteAt', _utc(p.last_write_at)) order by p.last_write_at, p.name), '[]'),
+                                                   'lastWriteAt', _iso_us(p.last_write_at)) order by p.last_write_at, p.name), '[]'),
              count(*)
         into v_rows, v_count
         from (select name, last_offset, log_start, last_write_at from log_partitions
@@ -147,7 +137,7 @@ begin
                 || '|' || (v_rows -> -1 ->> 'name') end));
   end loop;
 
-  return jsonb_build_object('safeTime', _utc((v_safe ->> 'safeTime')::timestamptz),
+  return jsonb_build_object('safeTime', _iso_us((v_safe ->> 'safeTime')::timestamptz),
                             'safeTimeDegraded', (v_safe -> 'degraded')::boolean,
                             'entries', v_out);
 end

@@ -9,11 +9,12 @@
 -- least one frame whenever one exists and budget remains, so paging always progresses.
 -- Tombstoned (deleted) frames are skipped (D20). `enc` tells the route which payloads to decrypt.
 -- Returns: {entries:[…]} in request order. Raises: QM400 for a malformed entry (the route refuses
--- those first). Concurrency: a plain read at READ COMMITTED; offsets below hw are immutable, so a
--- concurrent push or ack never changes what a range read returns. Clock: none.
+-- those first). VOLATILE, so a caching pooler (Hyperdrive) never answers it from cache; offsets
+-- below hw are immutable, so a concurrent push or ack never changes what a range read returns.
+-- Clock: none.
 create or replace function queen.log_fetch_v1(p_tenant text, p_entries jsonb)
 returns jsonb
-language plpgsql stable
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
@@ -81,7 +82,7 @@ begin
         exit when v_count > 0 and (v_bytes + r.size > v_max_bytes or v_spent + r.size > c_request_budget);
         v_frames := v_frames || jsonb_build_array(jsonb_build_object(
           'offset', r.frame_offset, 'id', r.f -> 'id', 'transactionId', r.f -> 'txn', 'traceId', r.f -> 'trace',
-          'producerSub', r.f -> 'sub', 'createdAt', _utc(r.created_at),
+          'producerSub', r.f -> 'sub', 'createdAt', _iso_us(r.created_at),
           'enc', coalesce((r.f ->> 'enc')::boolean, false), 'data', r.f -> 'data'));
         v_count := v_count + 1;
         v_bytes := v_bytes + r.size;

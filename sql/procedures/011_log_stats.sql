@@ -46,10 +46,10 @@ $$;
 -- log_queue_depth_v1: GET /api/v1/resources/queues/:queue/depth, live, from the arithmetic above.
 -- Returns: {queue, group, pending, processing, ready, partitionsPending, partitionsReady,
 -- conflation, effectivePending, effectiveReady, partitions:[{partition, pending, processing,
--- ready}]}, or null for an unknown queue. Raises: nothing. STABLE. Clock: p_now (default now()).
+-- ready}]}, or null for an unknown queue. Raises: nothing. VOLATILE, so a caching pooler never answers it from cache. Clock: p_now (default now()).
 create or replace function queen.log_queue_depth_v1(p_tenant text, p_queue text, p_group text default null, p_now timestamptz default null)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with q as (
@@ -94,10 +94,10 @@ $$;
 -- oldestMessage (a primary-key probe at log_start), newestMessage (head_at), an exact segment
 -- count, deadLetter from log_dlq and retainedBytes from stats. completed is
 -- greatest(0, total − pending − processing), the published formula (ENGINE 4, D19).
--- Returns: the detail object, or null for an unknown queue. Raises: nothing. STABLE.
+-- Returns: the detail object, or null for an unknown queue. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with q as (
@@ -115,15 +115,15 @@ as $$
     select coalesce((select st.retained_bytes from stats st, q where st.queue_id = q.id), 0) as retained_bytes
   )
   select jsonb_build_object(
-           'id', q.id, 'name', q.name, 'namespace', q.namespace, 'task', q.task, 'createdAt', _utc(q.created_at),
+           'id', q.id, 'name', q.name, 'namespace', q.namespace, 'task', q.task, 'createdAt', _iso_ms(q.created_at),
            'options', (select _queue_options(x)::jsonb from queues x where x.id = q.id),
            'partitions', coalesce((select jsonb_agg(jsonb_build_object(
-               'id', d.partition_id, 'name', d.name, 'createdAt', _utc(d.created_at),
+               'id', d.partition_id, 'name', d.name, 'createdAt', _iso_ms(d.created_at),
                'stats', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing,
                                            'completed', greatest(d.total - d.pending - d.processing, 0),
                                            'failed', null, 'deadLetter', d.dead_letter),
-               'oldestMessage', case when d.total > 0 then _utc(d.oldest) end,
-               'newestMessage', case when d.total > 0 then _utc(d.head_at) end) order by d.name) from d), '[]'),
+               'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,
+               'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]'),
            'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
                                                 'processing', coalesce(sum(processing), 0),
                                                 'completed', coalesce(sum(greatest(total - pending - processing, 0)), 0),
@@ -137,10 +137,10 @@ $$;
 -- messages.total live from the watermarks (one pass over the tenant's partitions); segments and
 -- retainedBytes from the retained-bytes lane's stats columns; pending and processing from the
 -- stats lane's. With p_cached every number comes from queen.stats and nothing is computed.
--- Returns: {queues:[…], statsAge}. Raises: nothing. STABLE.
+-- Returns: {queues:[…], statsAge}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_stats_all_v1(p_tenant text, p_cached boolean default false, p_now timestamptz default null)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with q as (
@@ -161,7 +161,7 @@ as $$
   )
   select jsonb_build_object(
     'queues', coalesce((select jsonb_agg(jsonb_build_object(
-        'id', id, 'name', name, 'namespace', namespace, 'task', task, 'createdAt', _utc(created_at),
+        'id', id, 'name', name, 'namespace', namespace, 'task', task, 'createdAt', _iso_ms(created_at),
         'partitions', n_partitions, 'retainedBytes', coalesce(retained_bytes, 0),
         'segments', jsonb_build_object('segments', coalesce(segment_count, 0), 'messages', n_total),
         'messages', jsonb_build_object('total', n_total, 'pending', coalesce(pending, 0), 'processing', coalesce(processing, 0)))

@@ -46,10 +46,10 @@ $$;
 
 -- log_resources_overview_v1: GET /api/v1/resources/overview.
 -- Returns: {queues, partitions, namespaces, tasks, consumerGroups, messages:{total, pending,
--- processing, completed, failed:null, deadLetter}, statsAge}. Raises: nothing. STABLE.
+-- processing, completed, failed:null, deadLetter}, statsAge}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_resources_overview_v1(p_tenant text, p_now timestamptz default null)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with a as (select * from _queue_aggregates(p_tenant))
@@ -70,10 +70,10 @@ $$;
 -- log_resources_grouped_v1: GET /api/v1/resources/namespaces (p_by = 'namespace') and
 -- /resources/tasks (p_by = 'task'). Queues without one ('') are left out, as discovery does.
 -- Returns: {namespaces|tasks:[{namespace|task, queues, partitions, messages:{total, pending,
--- processing}}], statsAge}. Raises: nothing. STABLE.
+-- processing}}], statsAge}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_resources_grouped_v1(p_tenant text, p_by text, p_now timestamptz default null)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with a as (

@@ -38,7 +38,7 @@ as $$
            (select count(*) from g where name <> '__QUEUE_MODE__' and consumed) as named_settled,
            (select retry_count from d order by failed_at desc limit 1) as dlq_retries,
            (select error from d order by failed_at desc limit 1) as dlq_error,
-           (select coalesce(jsonb_agg(jsonb_build_object('name', name, 'consumed', consumed, 'leaseExpiresAt', _utc(lease_expires_at)) order by name), '[]')
+           (select coalesce(jsonb_agg(jsonb_build_object('name', name, 'consumed', consumed, 'leaseExpiresAt', _iso_ms(lease_expires_at)) order by name), '[]')
               from g where name <> '__QUEUE_MODE__') as group_list
   )
   select jsonb_build_object(
@@ -52,7 +52,7 @@ as $$
                         when qm_lease is not null then 'processing'
                         else 'pending' end,
     'busStatus', jsonb_build_object('consumedBy', named_settled, 'totalGroups', named),
-    'leaseExpiresAt', _utc(lease_until),
+    'leaseExpiresAt', _iso_ms(lease_until),
     'retryCount', coalesce(dlq_retries, qm_retries, 0),
     'errorMessage', dlq_error,
     'groups', group_list)
@@ -84,10 +84,10 @@ $$;
 -- from, to, limit, offset} (the route validated and defaulted them). Frames with created_at in
 -- [from, to], newest first by (createdAt, offset), without payloads. Without a status filter the
 -- page is cut before any state is computed, so the cost is the page, not the time range.
--- Returns: {messages:[…], mode:{…}}. Raises: nothing. STABLE. Clock: p_now (default now()).
+-- Returns: {messages:[…], mode:{…}}. Raises: nothing. VOLATILE (no pooler cache). Clock: p_now (default now()).
 create or replace function queen.log_messages_v1(p_tenant text, p_filter jsonb, p_now timestamptz default null)
 returns jsonb
-language plpgsql stable
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
@@ -129,7 +129,7 @@ begin
            'namespace', namespace, 'task', task,
            'status', st -> 'status', 'queueStatus', st -> 'queueStatus', 'busStatus', st -> 'busStatus',
            'traceId', f -> 'trace', 'producerSub', f -> 'sub', 'queuePriority', priority,
-           'createdAt', _utc(created_at), 'leaseExpiresAt', st -> 'leaseExpiresAt', 'offset', frame_offset)
+           'createdAt', _iso_us(created_at), 'leaseExpiresAt', st -> 'leaseExpiresAt', 'offset', frame_offset)
            order by created_at desc, frame_offset desc), '[]')
     into v_messages
     from page;
@@ -141,10 +141,10 @@ $$;
 -- log_message_v1: GET /api/v1/messages/:partitionId/:transactionId, the newest retained frame of
 -- the key in a partition of the tenant, with its payload (the route decrypts when `enc`).
 -- Returns: the detail object, or null when there is no such message (unknown, another tenant's,
--- deleted or no longer retained). Raises: nothing. STABLE. Clock: p_now (default now()).
+-- deleted or no longer retained). Raises: nothing. VOLATILE (no pooler cache). Clock: p_now (default now()).
 create or replace function queen.log_message_v1(p_tenant text, p_partition_id uuid, p_transaction_id text, p_now timestamptz default null)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select jsonb_build_object(
@@ -152,7 +152,7 @@ as $$
            'queuePath', tp.queue_name || '/' || tp.partition_name, 'queue', tp.queue_name, 'partition', tp.partition_name,
            'namespace', q.namespace, 'task', q.task, 'status', st -> 'status',
            'payload', m.frame -> 'data', 'isEncrypted', coalesce((m.frame ->> 'enc')::boolean, false),
-           'traceId', m.frame -> 'trace', 'producerSub', m.frame -> 'sub', 'createdAt', _utc(m.created_at), 'offset', m.frame_offset,
+           'traceId', m.frame -> 'trace', 'producerSub', m.frame -> 'sub', 'createdAt', _iso_us(m.created_at), 'offset', m.frame_offset,
            'errorMessage', st -> 'errorMessage', 'retryCount', st -> 'retryCount', 'leaseExpiresAt', st -> 'leaseExpiresAt',
            'queueConfig', jsonb_build_object('leaseTime', q.lease_time, 'retryLimit', q.retry_limit, 'retryDelay', q.retry_delay,
                                              'ttl', q.ttl, 'priority', q.priority),
@@ -202,10 +202,10 @@ $$;
 -- log_dlq_v1: GET /api/v1/dlq. p_filter {queue?, consumerGroup?, partition?, from?, to?, limit,
 -- offset}; newest failure first. Rows are copies, so they outlive the source segment; an unknown
 -- queue is an empty list. The route decrypts `enc` payloads.
--- Returns: {messages:[…], total}. Raises: nothing. STABLE.
+-- Returns: {messages:[…], total}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_dlq_v1(p_tenant text, p_filter jsonb)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with rows as (
@@ -226,7 +226,7 @@ as $$
         'id', message_id, 'transactionId', transaction_id, 'partitionId', partition_id, 'queue', queue,
         'partition', partition_name, 'consumerGroup', consumer_group, 'errorMessage', error, 'retryCount', retry_count,
         'enc', coalesce((frame ->> 'enc')::boolean, false), 'data', frame -> 'data', 'producerSub', frame -> 'sub',
-        'createdAt', _utc(original_created_at), 'failedAt', _utc(failed_at), 'offset', frame_offset)
+        'createdAt', _iso_us(original_created_at), 'failedAt', _iso_ms(failed_at), 'offset', frame_offset)
         order by failed_at desc, id) from page), '[]'),
     'total', (select count(*) from rows))
 $$;

@@ -177,6 +177,41 @@ type MessageDetail = z.output<typeof messageDetail>
 
 const dlqRow = z.looseObject({ enc: z.boolean(), data: z.unknown() })
 type DlqRow = z.output<typeof dlqRow>
+// Trace entries are snake_case on the wire (API 5.11, Queen's format); the procedures build them so.
+const traceEntry = z.object({
+  id: z.string(),
+  event_type: z.string(),
+  data: z.unknown(),
+  consumer_group: z.string().nullable(),
+  worker_id: z.string().nullable(),
+  created_at: z.string(),
+  trace_names: z.array(z.string()),
+})
+const namedTrace = traceEntry.extend({
+  transaction_id: z.string(),
+  partition_id: z.string(),
+  queue_name: z.string(),
+  partition_name: z.string(),
+  message_payload: z.unknown(),
+  enc: z.boolean(),
+})
+const tracesByName = z.object({ traces: z.array(namedTrace), total: z.number().int() })
+const traceNames = z.object({
+  trace_names: z.array(z.object({ trace_name: z.string(), trace_count: z.number().int(), message_count: z.number().int(), last_seen: z.string() })),
+  total: z.number().int(),
+})
+
+/** One trace as the create procedure takes it (the route has validated and defaulted every field). */
+export interface TraceCreateArg {
+  tenant: string
+  partitionId: string
+  transactionId: string
+  data: unknown
+  consumerGroup: string
+  eventType: string
+  traceNames: string[]
+  now?: Date
+}
 
 export const procedures = {
   /** Claims a maintenance lane when it is free (or its holder died) and due; null when not claimed. */
@@ -317,6 +352,39 @@ export const procedures = {
     'log_resources_grouped_v1',
     { tenant: 'text', by: 'text', now: 'timestamptz' },
     jsonObject,
+  ),
+  /** Records a trace against the newest retained frame of a key; null when the tenant has no such frame. */
+  trace_create_v1: procedure<TraceCreateArg, { traceId: string } | null>(
+    'trace_create_v1',
+    {
+      tenant: 'text',
+      partitionId: 'uuid',
+      transactionId: 'text',
+      data: 'jsonb',
+      consumerGroup: 'text',
+      eventType: 'text',
+      traceNames: 'text[]',
+      now: 'timestamptz',
+    },
+    z.object({ traceId: z.string() }).nullable(),
+  ),
+  /** The traces of one message key, oldest first; [] for an unknown key. */
+  trace_list_v1: procedure<{ tenant: string; partitionId: string; transactionId: string }, { traces: z.infer<typeof traceEntry>[] }>(
+    'trace_list_v1',
+    { tenant: 'text', partitionId: 'uuid', transactionId: 'text' },
+    z.object({ traces: z.array(traceEntry) }),
+  ),
+  /** One page of the traces carrying a name, newest first, with the message payload while retained. */
+  trace_by_name_v1: procedure<{ tenant: string; name: string; limit: number; offset: number }, z.infer<typeof tracesByName>>(
+    'trace_by_name_v1',
+    { tenant: 'text', name: 'text', limit: 'int', offset: 'bigint' },
+    tracesByName,
+  ),
+  /** One page of the tenant's trace names, most recently seen first, with counts. */
+  trace_names_v1: procedure<{ tenant: string; limit: number; offset: number }, z.infer<typeof traceNames>>(
+    'trace_names_v1',
+    { tenant: 'text', limit: 'int', offset: 'bigint' },
+    traceNames,
   ),
 } as const
 

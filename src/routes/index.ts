@@ -13,6 +13,7 @@ import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { resourceRoutes } from './resources.js'
 import { statsRoutes } from './stats.js'
+import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
@@ -30,5 +31,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...dlqRoutes,
     ...resourceRoutes,
     ...statsRoutes,
+    ...traceRoutes,
   ]
 }
