@@ -55,6 +55,7 @@ declare
   v_from bigint;
   v_to bigint;
   v_n integer;
+  v_dead bigint;
   v_bytes bigint;
   v_secs integer;
 begin
@@ -204,6 +205,15 @@ begin
       v_vh := least(v_vh, r.last_offset + 1);
     end if;
 
+    -- Deleted frames (D20) are settled for this group as its reads reach them and never delivered;
+    -- a cursor resting on one moves past it here, so it counts as pending only until then.
+    for v_dead in select t.frame_offset from log_tombstones t
+                   where t.partition_id = r.pid and t.frame_offset >= v_c.committed_offset and t.frame_offset < v_vh
+                   order by t.frame_offset limit 10000 loop
+      v_c := _log_settle(v_c, v_dead);
+      v_dirty := true;
+    end loop;
+
     v_n := 0;
     if v_c.committed_offset < v_vh then
       v_hi := least(v_vh - 1, v_c.committed_offset + v_frames_left - 1);
@@ -218,6 +228,7 @@ begin
            and s.base_offset <= v_hi
       ), sized as (
         select sl.*, octet_length(sl.frame::text)::bigint as len from sl
+         where not exists (select 1 from log_tombstones t where t.partition_id = r.pid and t.frame_offset = sl.off)
       ), measured as (
         select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )

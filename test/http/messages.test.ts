@@ -151,6 +151,26 @@ describe('DELETE /api/v1/messages/:partitionId/:transactionId', () => {
     expect(fetched.frames.map((f: { offset: number }) => f.offset)).toEqual([0, 2, 3])
   })
 
+  it('is never delivered by pop, and the cursor passes it, so pending drains to zero', async () => {
+    const pushed = await push(app, [0, 1, 2, 3, 4].map((i) => ({ queue: 'skipped', partition: 'p', payload: i, transactionId: `sk-${i}` })))
+    const partitionId = pushed[0]!.partition_id
+    for (const i of [0, 1, 3]) await app.json('DELETE', `/api/v1/messages/${partitionId}/sk-${i}`)
+    const popped = await pop(app, 'skipped', { batch: 10 })
+    expect(popped.messages.map((m) => m.data)).toEqual([2, 4])
+    await ack(app, acksOf(popped.messages))
+    expect((await get('/api/v1/resources/queues/skipped/depth')).body).toMatchObject({ pending: 0 })
+    expect((await pop(app, 'skipped')).status).toBe(204)
+  })
+
+  it('still lets an ack of a message deleted during its round complete the round', async () => {
+    const pushed = await push(app, [0, 1].map((i) => ({ queue: 'mid-round', partition: 'p', payload: i, transactionId: `mr-${i}` })))
+    const popped = await pop(app, 'mid-round', { batch: 10 })
+    await app.json('DELETE', `/api/v1/messages/${pushed[0]!.partition_id}/mr-1`)
+    const acked = await ack(app, acksOf(popped.messages))
+    expect(acked.map((a) => a.success)).toEqual([true, true])
+    expect((await get('/api/v1/resources/queues/mid-round/depth')).body).toMatchObject({ pending: 0 })
+  })
+
   it('answers 200 success false for an unknown or malformed key, deleting nothing', async () => {
     const [p] = await push(app, [{ queue: 'keep', payload: 1, transactionId: 'stay' }])
     for (const path of [`/api/v1/messages/${p!.partition_id}/gone`, '/api/v1/messages/not-a-uuid/stay']) {
