@@ -40,7 +40,10 @@ export async function ack(app: TestApp, items: Record<string, unknown>[], consum
 export const acksOf = (messages: Popped[], status = 'completed', extra: Record<string, unknown> = {}) =>
   messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status, ...extra }))
 
-/** Sets queue options directly (configure is another issue's route); creates the queue first. */
+/**
+ * Sets queue columns directly, as a configure on another broker instance would: this instance keeps
+ * its (now stale) encryption-flag cache, which the QMENC retry tests rely on. Creates the queue first.
+ */
 export async function configureQueue(app: TestApp, queue: string, columns: Record<string, string | number | boolean>) {
   await app.database.sql(
     `insert into queen.queues (tenant_id, name) values ('', $1) on conflict (tenant_id, name) do nothing`,

@@ -2,6 +2,7 @@
 // built by real pushes, one retention cut, and cursors placed where the example has them. Depth,
 // detail and list must reproduce the example exactly; list's cached numbers lag until the stats
 // lane runs. Plus delete, the aggregate listings, ?stats=cached and 404s.
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { push } from '../helpers/engine.js'
@@ -190,6 +191,27 @@ describe('unknown queues, delete, aggregates', () => {
     const cachedAfter = (await get('/api/v1/resources/queues?stats=cached')).body.queues.find((q: { name: string }) => q.name === 'cached')
     expect(cachedAfter).toMatchObject({ partitions: 1, messages: { total: 3, pending: 3 } })
     expect((await get('/api/v1/resources/queues?stats=stale')).status).toBe(400)
+  })
+
+  it('computes nothing per queue with ?stats=cached: the call reads no partition, consumer or segment row', async () => {
+    await fill('untouched', 'p', 3, 3)
+    const client = new pg.Client({ connectionString: app.database.url })
+    await client.connect()
+    try {
+      // pg_stat_xact_user_tables counts this transaction's own scans, exactly and at once.
+      const scans = async (cached: boolean) => {
+        await client.query('begin')
+        await client.query(`select queen.log_queue_stats_all_v1(p_tenant => '', p_cached => $1)`, [cached])
+        const { rows } = await client.query(`select relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as n from pg_stat_xact_user_tables
+                                              where schemaname = 'queen' and relname in ('log_partitions', 'log_consumers', 'log_segments')`)
+        await client.query('rollback')
+        return Object.fromEntries(rows.map((r) => [r.relname, Number(r.n)]))
+      }
+      expect(await scans(true)).toEqual({ log_partitions: 0, log_consumers: 0, log_segments: 0 })
+      expect((await scans(false)).log_partitions).toBeGreaterThan(0) // the live list does read them
+    } finally {
+      await client.end()
+    }
   })
 
   it('aggregates namespaces, tasks and the overview from the stats, with statsAge', async () => {

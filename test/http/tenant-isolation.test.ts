@@ -1,7 +1,7 @@
 // Two tenants, same queue names (issue #8 item 4, API §4): tenant B sees nothing of tenant A on
 // any route family, pops nothing of it, cannot ack, extend, configure or delete A's things, and
 // its sweeps and fetches never name A's partitions. A's state is read back after every attempt.
-// Route families that land later (resources, groups, traces, kv, stats) add their cases here.
+// Route families that land later (consumer groups, kv, status) add their cases here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { writtenRows } from '../helpers/engine.js'
@@ -75,6 +75,33 @@ describe('two tenants', () => {
     // A sees its own, so the checks above are not vacuous.
     expect((await app.json('GET', '/api/v1/dlq', undefined, A)).body.total).toBe(1)
     expect((await app.json('GET', `/api/v1/messages/${aMessage.partitionId}/${aMessage.transactionId}`, undefined, A)).status).toBe(200)
+  })
+
+  it("sees only its own queue in the resource routes and stats, and its delete leaves A's queue", async () => {
+    await app.json('POST', '/api/v1/stats/refresh', undefined, B)
+    const aQueue = (await app.database.sql<{ id: string }>(`select id from queen.queues where tenant_id = 'acme' and name = 'shared'`))[0]!.id
+    const list = await app.json('GET', '/api/v1/resources/queues', undefined, B)
+    expect(list.body.queues.map((q: { id: string }) => q.id)).not.toContain(aQueue)
+    const detail = await app.json('GET', '/api/v1/resources/queues/shared', undefined, B)
+    expect(detail.body.partitions.map((p: { name: string }) => p.name)).not.toContain('a-secret')
+    const depth = await app.json('GET', '/api/v1/resources/queues/shared/depth', undefined, B)
+    expect(depth.body.partitions.map((p: { partition: string }) => p.partition)).not.toContain('a-secret')
+    expect((await app.json('GET', '/api/v1/resources/overview', undefined, B)).body.queues).toBe(1)
+    const before = await aState()
+    expect((await app.json('DELETE', '/api/v1/resources/queues/shared', undefined, B)).body).toMatchObject({ deleted: true })
+    expect(await aState()).toEqual(before)
+    expect((await app.json('GET', '/api/v1/resources/queues/shared', undefined, A)).status).toBe(200)
+  })
+
+  it("cannot trace A's messages or read A's traces", async () => {
+    const created = await app.json('POST', '/api/v1/traces', { ...aMessage, data: { step: 'a' }, traceNames: ['a-flow'] }, A)
+    expect(created.status).toBe(201)
+    const theirs = await app.json('POST', '/api/v1/traces', { ...aMessage, data: { step: 'b' } }, B)
+    expect(theirs.status).toBe(404)
+    expect((await app.json('GET', `/api/v1/traces/${aMessage.partitionId}/${aMessage.transactionId}`, undefined, B)).body.traces).toEqual([])
+    expect((await app.json('GET', '/api/v1/traces/by-name/a-flow', undefined, B)).body.traces).toEqual([])
+    expect((await app.json('GET', '/api/v1/traces/names', undefined, B)).body.trace_names).toEqual([])
+    expect((await app.json('GET', '/api/v1/traces/by-name/a-flow', undefined, A)).body.traces).toHaveLength(1)
   })
 
   it("cannot delete A's messages", async () => {
