@@ -12,3 +12,8 @@ export function uuidv7(now = Date.now()): string {
   const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Whether client text is a UUID, so it can be cast in SQL: a malformed id is "not found", never a 500. */
+export const isUuid = (text: string): boolean => UUID.test(text)

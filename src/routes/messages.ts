@@ -5,18 +5,18 @@ import { HttpError } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { parseInstant, Query } from '../http/query.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { isUuid } from '../ids.js'
 import { reveal } from '../reveal.js'
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const
 const HOUR_MS = 3_600_000
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const messageNotFound = () => new HttpError(404, 'message_not_found', 'Message not found')
 
 /** The key of a message, and whether it can name one: a partition id that is not a UUID names nothing (API 2.2 rule 1). */
 function keyOf(c: Context<AppEnv>) {
   const partitionId = c.req.param('partitionId')!
-  return { partitionId, transactionId: c.req.param('transactionId')!, wellFormed: UUID.test(partitionId) }
+  return { partitionId, transactionId: c.req.param('transactionId')!, wellFormed: isUuid(partitionId) }
 }
 
 export const messageRoutes = [

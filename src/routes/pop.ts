@@ -3,12 +3,12 @@
 // with D24's bounds and backoff: 100 ms, doubling after every 3 empty checks, at most 1 s.
 import type { Context } from 'hono'
 import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
-import { decrypt, keyring } from '../encryption.js'
 import { badRequest } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { Query, parseInstant } from '../http/query.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sleepOnly, wakeKey, type WakeOutcome } from '../pop-waker.js'
+import { reveal } from '../reveal.js'
 
 const QUEUE_MODE = '__QUEUE_MODE__'
 const NAME_MAX = 255
@@ -113,36 +113,24 @@ async function answer(
   result: { messages: PoppedFrame[]; leaseId: string | null; partitionsClaimed: number; queue?: string | null; partition?: string | null; partitionId?: string | null },
   group: string,
 ) {
-  const needsKey = result.messages.some((m) => m.enc)
-  const ring = needsKey ? await keyring(c.var.config.QUEEN_ENCRYPTION_KEY, c.var.config.QUEEN_ENCRYPTION_KEY_PREVIOUS) : null
-  const messages = await Promise.all(
-    result.messages.map(async (m) => {
-      const wire: Record<string, unknown> = {
-        id: m.id,
-        transactionId: m.transactionId,
-        traceId: m.traceId,
-        data: m.data,
-        producerSub: m.producerSub,
-        createdAt: m.createdAt,
-        queue: m.queue,
-        partition: m.partition,
-        partitionId: m.partitionId,
-        leaseId: m.leaseId,
-        consumerGroup: m.consumerGroup,
-        offset: m.offset,
-        retryCount: m.retryCount,
-      }
-      if (m.enc) {
-        // One undecryptable frame never blocks a partition: it is delivered with data null (ENGINE §11.4).
-        const plain = await decrypt(ring!, m.data)
-        if (plain.ok) wire.data = plain.data
-        else {
-          wire.data = null
-          wire.decryptError = plain.reason
-        }
-      }
-      return wire
-    }),
+  const messages = await reveal(
+    c.var.config,
+    result.messages.map((m) => ({
+      id: m.id,
+      transactionId: m.transactionId,
+      traceId: m.traceId,
+      enc: m.enc,
+      data: m.data,
+      producerSub: m.producerSub,
+      createdAt: m.createdAt,
+      queue: m.queue,
+      partition: m.partition,
+      partitionId: m.partitionId,
+      leaseId: m.leaseId,
+      consumerGroup: m.consumerGroup,
+      offset: m.offset,
+      retryCount: m.retryCount,
+    })),
   )
   return c.json({
     success: true,

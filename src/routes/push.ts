@@ -10,9 +10,9 @@ import { cachedFlag, encrypt, keyring, rememberFlags } from '../encryption.js'
 import { HttpError, badRequest } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { isUuid } from '../ids.js'
 import { wakeKey } from '../pop-waker.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const NAME_MAX = 255
 // Bytes a stored frame adds around its payload: id, txn, trace, sub, enc and jsonb's own spacing.
 const FRAME_OVERHEAD = 96
@@ -51,7 +51,7 @@ export function parsePushItems(raw: unknown, maxItems: number, where = 'items'):
     if (transactionId !== null && transactionId.length > NAME_MAX) throw badRequest(`TransactionId must be at most ${NAME_MAX} characters${at}`)
     if (o.traceId !== undefined && o.traceId !== null && typeof o.traceId !== 'string') throw badRequest(`TraceId must be a string${at}`)
     const traceId = typeof o.traceId === 'string' && o.traceId !== '' ? o.traceId : null
-    if (traceId !== null && !UUID.test(traceId)) throw badRequest(`TraceId must be a UUID${at}`)
+    if (traceId !== null && !isUuid(traceId)) throw badRequest(`TraceId must be a UUID${at}`)
     const data = 'payload' in o ? o.payload : 'data' in o ? o.data : {}
     return { queue: o.queue, partition, transactionId, traceId: traceId?.toLowerCase() ?? null, data }
   })

@@ -4,6 +4,7 @@
 import { HttpError, badRequest } from '../errors.js'
 import { Query } from '../http/query.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { isUuid } from '../ids.js'
 import { reveal } from '../reveal.js'
 
 const QUEUE_MODE = '__QUEUE_MODE__'
@@ -13,7 +14,6 @@ const TRACE_NAMES_MAX = 20
 // Paging: limit is clamped to [1, LIMIT_MAX] (documented in docs/traces.md); offset is any integer
 // ≥ 0, clamped to a safe integer. Anything not base-10 digits is a 400 (API §1.5).
 const LIMIT_MAX = 1000
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const messageNotFound = () => new HttpError(404, 'message_not_found', 'Message not found')
 
@@ -69,7 +69,7 @@ export const traceRoutes = [
       traceNames: parseTraceNames(traceNames),
     }
     // A malformed id names no partition: not found (API §2.2 rule 1), and never a SQL cast error.
-    if (!UUID.test(partitionId)) throw messageNotFound()
+    if (!isUuid(partitionId)) throw messageNotFound()
     const created = await c.var.db.call('trace_create_v1', args)
     if (created === null) throw messageNotFound()
     return c.json({ success: true, traceId: created.traceId }, 201)
@@ -99,7 +99,7 @@ export const traceRoutes = [
     const transactionId = c.req.param('transactionId') ?? ''
     checkTransactionId(transactionId)
     // A malformed id can have no traces: the empty list an unknown key gets, without a SQL cast.
-    if (!UUID.test(partitionId)) return c.json({ traces: [] })
+    if (!isUuid(partitionId)) return c.json({ traces: [] })
     return c.json(await c.var.db.call('trace_list_v1', { tenant: c.var.tenant, partitionId, transactionId }))
   }),
 ]
