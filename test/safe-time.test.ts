@@ -205,6 +205,23 @@ describe('log_partitions_changed_v1', () => {
     expect(row!.v).toBe('v')
   })
 
+  it('is not pinned by an open transaction in another database (D4)', async () => {
+    const other = new pg.Client({ connectionString: database.url.replace(`/${database.name}`, '/postgres') })
+    await other.connect()
+    try {
+      await other.query('begin')
+      await other.query('select txid_current()') // an open transaction with an xact_start
+      await new Promise((r) => setTimeout(r, 300))
+      const { rows } = await other.query('select xact_start from pg_stat_activity where pid = pg_backend_pid()')
+      const answer = await app.json('POST', '/api/v1/partitions/changed', { entries: [] })
+      // Guard 0 on this database: an unpinned safeTime is the reader's own statement start.
+      expect(Date.parse(answer.body.safeTime)).toBeGreaterThan(rows[0].xact_start.getTime())
+      await other.query('rollback')
+    } finally {
+      await other.end()
+    }
+  })
+
   it('refuses to run outside READ COMMITTED (QMISO)', async () => {
     const client = new pg.Client({ connectionString: database.url })
     await client.connect()
