@@ -158,6 +158,28 @@ begin
 end
 $$;
 
+-- _log_ensure_cursors: inserts the cursor rows an ack batch needs and lacks, initialised by each
+-- group's subscription rule (D7), in lock order (ENGINE 1.4) and before any row lock is taken.
+-- Shared by ack and transaction acks. Returns: nothing. Raises: nothing.
+create or replace function queen._log_ensure_cursors(p_tenant text, p_acks jsonb)
+returns void
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  insert into log_consumers (partition_id, consumer_group, committed_offset)
+  select distinct on (p.id, a.grp) p.id, a.grp,
+         _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
+    from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
+                 case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
+            from jsonb_array_elements(p_acks) x) a
+    join log_partitions p on p.id = a.pid
+    join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+    left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
+   where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
+   order by p.id, a.grp
+  on conflict do nothing
+$$;
+
 -- _log_ack: the body of log_ack_v1 and of transaction acks (p_terminal: a transaction's failed/dlq
 -- is a terminal verdict with no retry round, ENGINE 6.4).
 -- Items: [{index, partitionId, transactionId, offset?, consumerGroup?, leaseId?, status, error?}].
@@ -202,18 +224,7 @@ declare
   v_by_txn jsonb;
 begin
   -- Missing cursor rows first, before any row lock, in lock order (D7: initialised by the group's rule).
-  insert into log_consumers (partition_id, consumer_group, committed_offset)
-  select distinct on (p.id, a.grp) p.id, a.grp,
-         _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
-    from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
-                 case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
-            from jsonb_array_elements(p_acks) x) a
-    join log_partitions p on p.id = a.pid
-    join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
-    left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
-   where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
-   order by p.id, a.grp
-  on conflict do nothing;
+  perform _log_ensure_cursors(p_tenant, p_acks);
 
   for g in
     select p.id as pid, p.name as pname, q.name as qname, q.retry_limit,

@@ -67,18 +67,7 @@ begin
       join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
      order by 1, 2
     on conflict (queue_id, name) do nothing;
-    insert into log_consumers (partition_id, consumer_group, committed_offset)
-    select distinct on (p.id, a.grp) p.id, a.grp,
-           _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
-      from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
-                   case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
-              from jsonb_array_elements(v_acks) x) a
-      join log_partitions p on p.id = a.pid
-      join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
-      left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
-     where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
-     order by p.id, a.grp
-    on conflict do nothing;
+    perform _log_ensure_cursors(p_tenant, v_acks);
 
     -- Every lock up front, in the global order.
     perform 1 from log_partitions p
