@@ -28,18 +28,7 @@ begin
     return jsonb_build_object('items', '[]'::jsonb, 'queues', '[]'::jsonb);
   end if;
 
-  for v_queue in select distinct e->>'queue' from jsonb_array_elements(p_items) e order by 1 loop
-    perform _ensure_queue(p_tenant, v_queue);
-  end loop;
-
-  -- Before any allocator lock (ENGINE 11.3), in (queue, name) order so that two pushes creating the
-  -- same new partitions wait on each other in one order.
-  insert into log_partitions (queue_id, name)
-  select distinct q.id, coalesce(nullif(e->>'partition', ''), 'Default')
-    from jsonb_array_elements(p_items) e
-    join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
-   order by 1, 2
-  on conflict (queue_id, name) do nothing;
+  perform _log_create_targets(p_tenant, p_items);
 
   select array_agg(distinct p.id order by p.id) into v_pids
     from jsonb_array_elements(p_items) e
@@ -160,6 +149,31 @@ begin
     into v_result
     from answer a;
   return v_result;
+end
+$$;
+
+-- _log_create_targets: the queues and partitions a batch of push items names, created if missing
+-- (ENGINE 3.2 steps 2-3), shared by push and transaction pushes. Queue rows are held FOR KEY SHARE
+-- (rank 1 of ENGINE 1.4, see _ensure_queue); partitions are inserted before any allocator lock
+-- (ENGINE 11.3), in (queue, name) order so two pushes creating the same partitions wait in one order.
+-- Returns: nothing. Raises: nothing.
+create or replace function queen._log_create_targets(p_tenant text, p_items jsonb)
+returns void
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_queue text;
+begin
+  for v_queue in select distinct e->>'queue' from jsonb_array_elements(p_items) e order by 1 loop
+    perform _ensure_queue(p_tenant, v_queue);
+  end loop;
+  insert into log_partitions (queue_id, name)
+  select distinct q.id, coalesce(nullif(e->>'partition', ''), 'Default')
+    from jsonb_array_elements(p_items) e
+    join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
+   order by 1, 2
+  on conflict (queue_id, name) do nothing;
 end
 $$;
 

@@ -24,7 +24,6 @@ declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_pushes jsonb;
   v_acks jsonb;
-  v_queue text;
   v_lease text;
   v_results jsonb[] := '{}';
   v_op jsonb;
@@ -58,15 +57,7 @@ begin
     end loop;
 
     -- Creation first, no locks held (ENGINE 3.2 steps 2-3).
-    for v_queue in select distinct e->>'queue' from jsonb_array_elements(v_pushes) e order by 1 loop
-      perform _ensure_queue(p_tenant, v_queue);
-    end loop;
-    insert into log_partitions (queue_id, name)
-    select distinct q.id, coalesce(nullif(e->>'partition', ''), 'Default')
-      from jsonb_array_elements(v_pushes) e
-      join queues q on q.tenant_id = p_tenant and q.name = e->>'queue'
-     order by 1, 2
-    on conflict (queue_id, name) do nothing;
+    perform _log_create_targets(p_tenant, v_pushes);
     perform _log_ensure_cursors(p_tenant, v_acks);
 
     -- Every lock up front, in the global order.
