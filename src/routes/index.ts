@@ -6,6 +6,7 @@ import { configureRoutes } from './configure.js'
 import { dlqRoutes } from './dlq.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
+import { kvRoutes } from './kv.js'
 import { leaseRoutes } from './lease.js'
 import { messageRoutes } from './messages.js'
 import { partitionsRoutes } from './partitions.js'
@@ -26,5 +27,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...fetchRoutes,
     ...messageRoutes,
     ...dlqRoutes,
+    ...kvRoutes,
   ]
 }
