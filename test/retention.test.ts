@@ -270,6 +270,36 @@ describe('sink hold', () => {
     expect(await segments('hold-none')).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
   })
 
+  it("reads the pointer in the queue's own tenant only", async () => {
+    const tenants = await testApp({ database: app.database, env: { QUEEN_TENANCY_HEADER: 'X-Tenant' } })
+    try {
+      const as = (tenant: string) => ({ 'x-tenant': tenant })
+      const options = { queue: 'held', retentionEnabled: true, retentionSeconds: 60, retentionSinkHold: 'lake', retentionSinkHoldMaxSeconds: CAP }
+      for (const t of ['acme', 'globex']) expect((await tenants.json('POST', '/api/v1/configure', options, as(t))).status).toBe(200)
+      // Only globex has a valid pointer; acme's queue of the same name must not borrow it.
+      const value = { windowEnd: '2025-06-01T01:30:30Z' }
+      expect((await tenants.json('PUT', '/api/v1/kv/s3:lake:held:committed', { value }, as('globex'))).status).toBe(200)
+      for (let i = 0; i < 12; i++) {
+        for (const t of ['acme', 'globex']) {
+          const items = [{ index: 0, queue: 'held', partition: 'Default', transactionId: null, traceId: null, producerSub: null, enc: false, data: i }]
+          await app.db.call('log_push_v1', { tenant: t, items, now: min(i * 10) })
+        }
+      }
+      await pass('retention', NOW)
+      const left = await app.database.sql<{ tenant: string; bases: number[] }>(
+        `select q.tenant_id as tenant, array_agg(s.base_offset::int order by s.base_offset) as bases
+           from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id
+          where q.name = 'held' and q.tenant_id in ('acme', 'globex') group by 1 order by 1`,
+      )
+      expect(left).toEqual([
+        { tenant: 'acme', bases: [6, 7, 8, 9, 10, 11] },
+        { tenant: 'globex', bases: [9, 10, 11] },
+      ])
+    } finally {
+      await tenants.close()
+    }
+  })
+
   it('deletes a subset of what the same settings delete without a hold (D1, property)', async () => {
     let run = 0
     const pointer = fc.oneof(
