@@ -147,3 +147,20 @@ describe('retention housekeeping', () => {
     expect(third).toEqual({ processed: 6, next: null })
   })
 })
+
+describe('lane step procedures', () => {
+  it('are VOLATILE and carry a function-level lock_timeout of 1 s (ENGINE 1.2, 8.1)', async () => {
+    const rows = await app.database.sql<{ name: string; volatile: string; config: string[] | null }>(
+      `select proname as name, provolatile as volatile, proconfig as config from pg_proc
+        where pronamespace = 'queen'::regnamespace
+          and proname in ('log_retention_step_v1', 'log_evict_max_wait_step_v1', 'log_retained_bytes_step_v1', 'kv_put_v1', 'kv_get_v1', 'kv_delete_v1')
+        order by 1`,
+    )
+    expect(rows).toHaveLength(6)
+    for (const row of rows) {
+      expect(row.volatile, row.name).toBe('v')
+      expect(row.config, row.name).toContain('search_path=queen, pg_catalog')
+      if (row.name.endsWith('_step_v1')) expect(row.config, row.name).toContain('lock_timeout=1s')
+    }
+  })
+})

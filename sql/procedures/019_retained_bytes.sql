@@ -7,9 +7,10 @@
 -- queue larger than p_limit is one (longer) step.
 -- Returns: {"processed": <queues written>, "next": <last queue id> | null at pass end}.
 -- Raises: nothing of its own (55P03 after the 1 s lock_timeout backstop). Concurrency: the queue
--- row is KEY SHARE locked before the upsert, so a queue deleted meanwhile is skipped rather than
--- tripping the stats foreign key; rerunning rewrites equal values. Clock: bytes_computed_at is
--- clock_timestamp() unless p_now pins it.
+-- row is KEY SHARE locked (SKIP LOCKED) before the upsert, so a queue being deleted or configured
+-- right now is skipped until the next pass rather than tripping the stats foreign key or making
+-- the step wait; rerunning rewrites equal values. Clock: bytes_computed_at is clock_timestamp()
+-- unless p_now pins it.
 create or replace function queen.log_retained_bytes_step_v1(
   p_next text default null,
   p_limit integer default 200000,
@@ -34,7 +35,7 @@ begin
     if v_left <= 0 then
       return jsonb_build_object('processed', v_processed, 'next', v_last);
     end if;
-    perform 1 from queues where id = r.id for key share;
+    perform 1 from queues where id = r.id for key share skip locked;
     if found then
       select count(*), coalesce(sum(pg_column_size(s.frames)), 0)
         into v_segments, v_bytes
