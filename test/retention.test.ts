@@ -6,6 +6,7 @@
 // Segments are written through log_push_v1 with p_now, so each push call is one segment at a known
 // instant in the past; consumers then use the real routes, and the steps run with p_now.
 import fc from 'fast-check'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eviction } from '../cron/eviction.js'
 import { retention } from '../cron/retention.js'
@@ -375,6 +376,29 @@ describe('steps under concurrency', () => {
     )
     expect(finally_).toEqual({ n: 0, starts: 16 })
     expect(await pass('retention', min(120))).toBe(0)
+  })
+
+  it('never waits on an open push: the partition it holds is skipped and trimmed on a later pass', async () => {
+    await configure({ queue: 'busy', retentionEnabled: true, retentionSeconds: 60 })
+    for (const p of ['held', 'free']) for (let s = 0; s < 3; s++) await pushAt('busy', min(s), 1, p)
+    const writer = new pg.Client({ connectionString: app.database.url })
+    await writer.connect()
+    try {
+      await writer.query('begin')
+      // A push that has taken the allocator lock of partition "held" and not yet committed.
+      const items = [{ index: 0, queue: 'busy', partition: 'held', transactionId: null, traceId: null, producerSub: null, enc: false, data: 'late' }]
+      await writer.query(`select queen.log_push_v1(p_tenant => '', p_items => $1::jsonb, p_now => $2::timestamptz)`, [JSON.stringify(items), min(3).toISOString()])
+      // Were the step to wait, its 1 s lock_timeout would raise here instead of returning.
+      await pass('retention', min(120))
+      expect(await segments('busy', 'held')).toEqual([0, 1, 2])
+      expect(await segments('busy', 'free')).toEqual([])
+      await writer.query('commit')
+    } finally {
+      await writer.end()
+    }
+    await pass('retention', min(120))
+    expect(await segments('busy', 'held')).toEqual([])
+    expect(await logStart('busy', 'held')).toBe(4)
   })
 
   it('lets one of two racing lane runs claim each lane, and the claimed run does the work', async () => {
