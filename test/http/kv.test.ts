@@ -42,6 +42,14 @@ describe('kv routes', () => {
     }
   })
 
+  it('takes a key with a slash or a percent sign when the client percent-encodes it', async () => {
+    // Queue names may hold '/', so a sink pointer key may too: one path segment, encoded.
+    for (const key of ['s3:lake:a/b:committed', '100%']) {
+      expect((await app.json('PUT', path(key), { value: key }, A)).body.key).toBe(key)
+      expect((await app.json('GET', path(key), undefined, A)).body.value).toBe(key)
+    }
+  })
+
   it("keeps tenants apart: another tenant's key is absent, and the same key holds two values", async () => {
     await app.json('PUT', path('shared'), { value: 'acme' }, A)
     expect((await app.json('GET', path('shared'), undefined, B)).status).toBe(404)
