@@ -9,6 +9,16 @@ export interface StepResult {
   next: string | null
 }
 
+export interface StepArgs {
+  /** Where the previous step (or the unfinished last run) stopped; null at the start of a pass. */
+  next: string | null
+  limit: number
+  /** Pins database time, for tests. */
+  now?: Date
+  /** For lanes whose step takes settings (retention's housekeeping ages). */
+  config: Config
+}
+
 export interface Lane {
   name: 'stats_refresh' | 'retained_bytes' | 'retention' | 'eviction' | 'dedup_purge'
   intervalMs(config: Config): number
@@ -18,5 +28,5 @@ export interface Lane {
    * One step. Lanes whose procedure has not been written yet have no step: the runner then never
    * claims them, so their lease rows stay honest ("never ran") instead of recording empty runs.
    */
-  step?: (db: Database, args: { next: string | null; limit: number; now?: Date }) => Promise<StepResult>
+  step?: (db: Database, args: StepArgs) => Promise<StepResult>
 }

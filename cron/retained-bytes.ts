@@ -1,9 +1,10 @@
-// retained_bytes: segment counts and stored bytes per queue (ENGINE 8.1). Its step procedure,
-// log_retained_bytes_step_v1, arrives with the resources issue (#6).
+// retained_bytes: segment counts, stored bytes and DLQ totals per queue into queen.stats
+// (ENGINE 2.9, 8.1). It writes only its own columns of the stats row; stats_refresh owns the rest.
 import type { Lane } from './lane.js'
 
 export const retainedBytes: Lane = {
   name: 'retained_bytes',
   intervalMs: (config) => config.RETAINED_BYTES_INTERVAL_MS,
   defaultLimit: 200_000,
+  step: async (db, { next, limit, now }) => db.call('log_retained_bytes_step_v1', { next, limit, now }),
 }

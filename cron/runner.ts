@@ -58,7 +58,7 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
       const limit = limits.get(lane.name) ?? lane.defaultLimit
       const stepStarted = Date.now()
       try {
-        const result = await step(db, { next, limit, now: options.now })
+        const result = await step(db, { next, limit, now: options.now, config: options.config })
         run.steps++
         run.processed += result.processed
         next = result.next

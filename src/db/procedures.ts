@@ -213,6 +213,12 @@ export interface TraceCreateArg {
   now?: Date
 }
 
+const stepResult = z.object({ processed: z.number().int(), next: z.string().nullable() })
+type StepResult = z.output<typeof stepResult>
+
+const kvEntry = z.object({ key: z.string(), value: z.unknown(), updatedAt: z.string() })
+type KvEntry = z.output<typeof kvEntry>
+
 export const procedures = {
   /** Claims a maintenance lane when it is free (or its holder died) and due; null when not claimed. */
   lane_claim_v1: procedure<
@@ -240,6 +246,41 @@ export const procedures = {
     'log_dedup_purge_step_v1',
     { limit: 'int', now: 'timestamptz' },
     z.object({ processed: z.number().int(), next: z.string().nullable() }),
+  ),
+  /** One bounded step of the retention lane: delete-and-advance with the sink hold, then housekeeping (ENGINE 7.1-7.3, 7.5). */
+  log_retention_step_v1: procedure<
+    { next: string | null; limit: number; traceDays: number; metricsDays: number; dlqDays: number; now?: Date },
+    StepResult
+  >(
+    'log_retention_step_v1',
+    { next: 'text', limit: 'int', traceDays: 'int', metricsDays: 'int', dlqDays: 'int', now: 'timestamptz' },
+    stepResult,
+  ),
+  /** One bounded step of the maxWaitTimeSeconds eviction lane (ENGINE 7.4): no hold, no groups. */
+  log_evict_max_wait_step_v1: procedure<{ next: string | null; limit: number; now?: Date }, StepResult>(
+    'log_evict_max_wait_step_v1',
+    { next: 'text', limit: 'int', now: 'timestamptz' },
+    stepResult,
+  ),
+  /** One bounded step of the retained_bytes lane: segment_count, retained_bytes, dlq_total per queue. */
+  log_retained_bytes_step_v1: procedure<{ next: string | null; limit: number; now?: Date }, StepResult>(
+    'log_retained_bytes_step_v1',
+    { next: 'text', limit: 'int', now: 'timestamptz' },
+    stepResult,
+  ),
+  /** Writes one tenant-scoped key/value pointer (API 8). */
+  kv_put_v1: procedure<{ tenant: string; key: string; value: unknown; now?: Date }, KvEntry>(
+    'kv_put_v1',
+    { tenant: 'text', key: 'text', value: 'jsonb', now: 'timestamptz' },
+    kvEntry,
+  ),
+  /** Reads one key/value pointer of the tenant; null when absent. */
+  kv_get_v1: procedure<{ tenant: string; key: string }, KvEntry | null>('kv_get_v1', { tenant: 'text', key: 'text' }, kvEntry.nullable()),
+  /** Deletes one key/value pointer of the tenant. */
+  kv_delete_v1: procedure<{ tenant: string; key: string }, { deleted: boolean }>(
+    'kv_delete_v1',
+    { tenant: 'text', key: 'text' },
+    z.object({ deleted: z.boolean() }),
   ),
   /** Creates or edits a queue's configuration under the four merge rules; the route's body verbatim. */
   configure_queue_v1: procedure<

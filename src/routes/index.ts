@@ -6,6 +6,7 @@ import { configureRoutes } from './configure.js'
 import { dlqRoutes } from './dlq.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
+import { kvRoutes } from './kv.js'
 import { leaseRoutes } from './lease.js'
 import { messageRoutes } from './messages.js'
 import { partitionsRoutes } from './partitions.js'
@@ -32,5 +33,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...resourceRoutes,
     ...statsRoutes,
     ...traceRoutes,
+    ...kvRoutes,
   ]
 }

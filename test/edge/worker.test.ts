@@ -213,20 +213,38 @@ describe('the worker in workerd', () => {
     expect(edge.logs()).not.toMatch(/different request/)
   })
 
+  it('writes and reads a kv pointer, and refuses a bad body, as Node does', async () => {
+    const put = (body: string): RequestInit => ({ method: 'PUT', headers: { 'content-type': 'application/json' }, body })
+    const key = '/api/v1/kv/s3:lake:edge.smoke:committed'
+    const written = await edge.fetch(key, put('{"value":{"windowEnd":"2030-01-01T00:00:00Z"}}'))
+    expect(written).toMatchObject({ status: 200, body: { key: 's3:lake:edge.smoke:committed', value: { windowEnd: '2030-01-01T00:00:00Z' } } })
+    expect(await edge.fetch(key)).toEqual(await answer(await node.request(key)))
+    expect(await edge.fetch(key, put('{"nope":1}'))).toEqual(await answer(await node.request(key, put('{"nope":1}'))))
+    expect(await edge.fetch('/api/v1/kv/missing')).toMatchObject({ status: 404, body: { error: 'Key not found', code: 'key_not_found' } })
+  })
+
   it('runs the maintenance lanes from scheduled()', async () => {
     await edge.scheduled()
-    // scheduled() hands the lanes to waitUntil; poll the lease row the lane writes.
+    // scheduled() hands the lanes to waitUntil; poll the lease rows the lanes write.
+    const lanes = ['retained_bytes', 'retention', 'eviction', 'dedup_purge']
     const deadline = Date.now() + 10_000
-    let row: { runs: number; finished: boolean } | undefined
+    let rows: { name: string; runs: number; finished: boolean; error: boolean }[] = []
     while (Date.now() < deadline) {
-      ;[row] = await database.sql<{ runs: number; finished: boolean }>(
-        `select runs::int as runs, last_finished_at is not null as finished from queen.maintenance_leases where name = 'dedup_purge'`,
+      rows = await database.sql<{ name: string; runs: number; finished: boolean; error: boolean }>(
+        `select name, runs::int as runs, last_finished_at is not null as finished, last_result ? 'error' as error
+           from queen.maintenance_leases where name = any ($1) order by name`,
+        [lanes],
       )
-      if (row?.finished) break
+      if (rows.length === lanes.length && rows.every((r) => r.finished)) break
       await new Promise((r) => setTimeout(r, 100))
     }
-    expect(row?.finished).toBe(true)
-    expect(row?.runs).toBeGreaterThanOrEqual(1)
+    for (const row of rows) expect(row, row.name).toMatchObject({ finished: true, error: false })
+    expect(rows.map((r) => r.name).sort()).toEqual([...lanes].sort())
+    // The retained_bytes lane wrote the stats row of the queue configured above.
+    const [stats] = await database.sql<{ computed: boolean }>(
+      `select s.bytes_computed_at is not null as computed from queen.stats s join queen.queues q on q.id = s.queue_id where q.name = 'edge.smoke'`,
+    )
+    expect(stats?.computed).toBe(true)
   })
 
   it('reports unhealthy with 503 when the database is unreachable', async () => {
