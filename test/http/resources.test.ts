@@ -110,6 +110,13 @@ describe('the worked example', () => {
     expect(after.queues.find((q: { name: string }) => q.name === 'orders')).toMatchObject({ messages: { total: 12904, pending: 310, processing: 24 } })
     expect(after.statsAge).toBeGreaterThanOrEqual(0)
     expect(after.statsAge).toBeLessThan(60)
+
+    // segments and retainedBytes come from the retained-bytes lane, 0 until it passes.
+    await app.db.call('log_retained_bytes_step_v1', { next: null, limit: 200_000 })
+    const bytes = (await get('/api/v1/resources/queues')).body.queues.find((q: { name: string }) => q.name === 'orders')
+    expect(bytes.segments).toEqual({ segments: 41, messages: 12904 })
+    expect(bytes.retainedBytes).toBeGreaterThan(0)
+    expect((await get('/api/v1/resources/queues/orders')).body.retainedBytes).toBe(bytes.retainedBytes)
   })
 })
 
