@@ -1,7 +1,7 @@
 // Two tenants, same queue names (issue #8 item 4, API §4): tenant B sees nothing of tenant A on
 // any route family, pops nothing of it, cannot ack, extend, configure or delete A's things, and
 // its sweeps and fetches never name A's partitions. A's state is read back after every attempt.
-// Route families that land later (consumer groups, kv, status) add their cases here.
+// Route families that land later (consumer groups, status) add their cases here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { writtenRows } from '../helpers/engine.js'
@@ -102,6 +102,16 @@ describe('two tenants', () => {
     expect((await app.json('GET', '/api/v1/traces/by-name/a-flow', undefined, B)).body.traces).toEqual([])
     expect((await app.json('GET', '/api/v1/traces/names', undefined, B)).body.trace_names).toEqual([])
     expect((await app.json('GET', '/api/v1/traces/by-name/a-flow', undefined, A)).body.traces).toHaveLength(1)
+  })
+
+  it("cannot read, overwrite or delete A's kv entries, such as a sink's committed pointer", async () => {
+    const key = encodeURIComponent('s3:lake:shared:committed')
+    await app.json('PUT', `/api/v1/kv/${key}`, { value: { windowEnd: '2026-01-01T00:00:00Z' } }, A)
+    expect((await app.json('GET', `/api/v1/kv/${key}`, undefined, B)).status).toBe(404)
+    await app.json('PUT', `/api/v1/kv/${key}`, { value: { windowEnd: '2030-01-01T00:00:00Z' } }, B)
+    await app.json('DELETE', `/api/v1/kv/${key}`, undefined, B)
+    const mine = await app.json('GET', `/api/v1/kv/${key}`, undefined, A)
+    expect(mine.body).toMatchObject({ value: { windowEnd: '2026-01-01T00:00:00Z' } })
   })
 
   it("cannot delete A's messages", async () => {
