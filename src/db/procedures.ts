@@ -121,6 +121,8 @@ export interface PopRequestArg {
   autoAck: boolean
   subscriptionMode: 'all' | 'new' | 'timestamp'
   subscriptionFrom?: string
+  /** A named group's delivery policy at first contact (ENGINE 6.3); absent means 'all'. */
+  delivery?: 'all' | 'conflate'
   maxBytes: number
 }
 
