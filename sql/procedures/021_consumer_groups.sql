@@ -63,34 +63,37 @@ $$;
 -- subscriptionCreatedAt}. state: Stable below 300 s of lag; Lagging at or above it when the group
 -- settled something in the last 3 600 s; else Dead. subscriptionMode is null for a record written
 -- by the delivery route or a seek before the group's first pop (D15).
--- Raises nothing. VOLATILE. Clock: p_now.
+-- Raises nothing. VOLATILE. Clock: p_now, else the transaction's now().
 create or replace function queen.consumer_group_list_v1(p_tenant text, p_now timestamptz default null)
 returns jsonb
 language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with lag as (
-    select * from _group_lag(p_tenant, null, coalesce(p_now, clock_timestamp()))
+    select * from _group_lag(p_tenant, null, coalesce(p_now, now()))
   ), pairs as (
     select g.consumer_group, g.queue_id from consumer_groups g join queues q on q.id = g.queue_id where q.tenant_id = p_tenant
     union
     select consumer_group, queue_id from lag
+  ), agg as (
+    select l.consumer_group, l.queue_id, count(distinct l.live_lease) as members,
+           count(*) filter (where l.pending > 0) as lagging, sum(l.pending) as total_lag,
+           max(l.time_lag_seconds) as max_lag, max(l.last_consumed_at) as last_consumed
+      from lag l group by l.consumer_group, l.queue_id
   ), rows as (
     select pr.consumer_group, q.name as queue_name, cg.subscription_mode, cg.subscription_at, cg.created_at as sub_created,
-           (select count(distinct l.live_lease) from lag l where l.consumer_group = pr.consumer_group and l.queue_id = pr.queue_id) as members,
-           (select count(*) from lag l where l.consumer_group = pr.consumer_group and l.queue_id = pr.queue_id and l.pending > 0) as lagging,
-           (select coalesce(sum(l.pending), 0) from lag l where l.consumer_group = pr.consumer_group and l.queue_id = pr.queue_id) as total_lag,
-           (select coalesce(max(l.time_lag_seconds), 0) from lag l where l.consumer_group = pr.consumer_group and l.queue_id = pr.queue_id) as max_lag,
-           (select max(l.last_consumed_at) from lag l where l.consumer_group = pr.consumer_group and l.queue_id = pr.queue_id) as last_consumed
+           coalesce(a.members, 0) as members, coalesce(a.lagging, 0) as lagging, coalesce(a.total_lag, 0) as total_lag,
+           coalesce(a.max_lag, 0) as max_lag, a.last_consumed
       from pairs pr
       join queues q on q.id = pr.queue_id
+      left join agg a on a.consumer_group = pr.consumer_group and a.queue_id = pr.queue_id
       left join consumer_groups cg on cg.queue_id = pr.queue_id and cg.consumer_group = pr.consumer_group
   )
   select coalesce(jsonb_agg(jsonb_build_object(
            'name', r.consumer_group, 'topics', jsonb_build_array(r.queue_name), 'queueName', r.queue_name,
            'members', r.members, 'partitionsWithLag', r.lagging, 'totalLag', r.total_lag, 'maxTimeLag', r.max_lag,
            'state', case when r.max_lag < 300 then 'Stable'
-                         when r.last_consumed >= coalesce(p_now, clock_timestamp()) - interval '3600 seconds' then 'Lagging'
+                         when r.last_consumed >= coalesce(p_now, now()) - interval '3600 seconds' then 'Lagging'
                          else 'Dead' end,
            'subscriptionMode', r.subscription_mode,
            'subscriptionTimestamp', _iso_ms(r.subscription_at),
@@ -101,7 +104,7 @@ $$;
 
 -- consumer_group_lagging_v1: GET /api/v1/consumer-groups/lagging. One entry per (group, partition)
 -- with something pending and time_lag_seconds >= p_min_lag_seconds, worst first (snake_case, as
--- Queen's wire format has it). Raises nothing. VOLATILE. Clock: p_now.
+-- Queen's wire format has it). Raises nothing. VOLATILE. Clock: p_now, else the transaction's now().
 create or replace function queen.consumer_group_lagging_v1(p_tenant text, p_min_lag_seconds bigint, p_now timestamptz default null)
 returns jsonb
 language sql volatile
@@ -113,7 +116,7 @@ as $$
            'time_lag_seconds', l.time_lag_seconds, 'lag_hours', round(l.time_lag_seconds / 3600.0, 2),
            'oldest_unconsumed_at', _iso_ms(l.oldest_unconsumed_at), 'last_consumed_at', _iso_ms(l.last_consumed_at))
          order by l.time_lag_seconds desc, l.pending desc, l.consumer_group, l.queue_name, l.partition_name), '[]'::jsonb)
-    from _group_lag(p_tenant, null, coalesce(p_now, clock_timestamp())) l
+    from _group_lag(p_tenant, null, coalesce(p_now, now())) l
    where l.pending > 0 and l.time_lag_seconds >= p_min_lag_seconds
 $$;
 
@@ -121,14 +124,14 @@ $$;
 -- an unknown group (D18): {"<queue>": {conflation, partitions:[{partition, partitionId, workerId,
 -- lastConsumedAt, totalConsumed, offsetLag, timeLagSeconds, leaseActive, committedOffset|null}]}}.
 -- Every partition of each queue the group is on is listed; committedOffset is null where the group
--- has no cursor row yet. Raises nothing. VOLATILE. Clock: p_now.
+-- has no cursor row yet. Raises nothing. VOLATILE. Clock: p_now, else the transaction's now().
 create or replace function queen.consumer_group_detail_v1(p_tenant text, p_group text, p_now timestamptz default null)
 returns jsonb
 language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with lag as (
-    select * from _group_lag(p_tenant, p_group, coalesce(p_now, clock_timestamp()))
+    select * from _group_lag(p_tenant, p_group, coalesce(p_now, now()))
   ), queues_of as (
     select distinct l.queue_id, l.queue_name from lag l
     union
