@@ -110,12 +110,15 @@ begin
   v_parts_left := case when v_pid is null then least(greatest(coalesce((p_request->>'partitions')::integer, 1), 1), 1000) else 1 end;
   select coalesce(max(min_pop_wait_time), 0) into v_min_wait from queues where id = any (v_queue_ids);
 
-  -- First contact fixes the subscription and the delivery policy (API 5.5); a row written by the
-  -- delivery route without a mode (D15) takes the mode now and keeps the delivery it was given.
+  -- First contact fixes the subscription and the delivery policy (API 5.5). A row written without a
+  -- mode, by the delivery route (D15) or a seek, takes the mode now; its delivery becomes 'conflate'
+  -- when this pop asks for it, and otherwise keeps what the route stored.
   insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at, delivery)
   select qid, v_group, v_mode, v_sub_at, v_delivery from unnest(v_queue_ids) qid order by qid
   on conflict (queue_id, consumer_group) do nothing;
-  update consumer_groups set subscription_mode = v_mode, subscription_at = v_sub_at
+  update consumer_groups
+     set subscription_mode = v_mode, subscription_at = v_sub_at,
+         delivery = case when v_delivery = 'conflate' then 'conflate' else delivery end
    where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
 
   -- Missing cursor rows are created already initialised by the group's rule (ENGINE 5.2, D7, D9).

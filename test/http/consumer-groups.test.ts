@@ -137,8 +137,9 @@ describe('seek', () => {
     // A group that never popped is created at the end too, and its first pop keeps the seek.
     await app.json('POST', '/api/v1/consumer-groups/fresh/queues/skip/seek', { toEnd: true })
     expect(await groupRow('skip', 'fresh')).toMatchObject({ mode: null })
-    expect((await pop(app, 'skip', { consumerGroup: 'fresh', partitions: 10 })).status).toBe(204)
-    expect(await groupRow('skip', 'fresh')).toMatchObject({ mode: 'all' })
+    expect((await pop(app, 'skip', { consumerGroup: 'fresh', partitions: 10, delivery: 'conflate' })).status).toBe(204)
+    // That first pop still fixes the subscription and the delivery it asks for.
+    expect(await groupRow('skip', 'fresh')).toMatchObject({ mode: 'all', delivery: 'conflate' })
   })
 
   it('seeks a wildcard group back past its caught-up watermark and the partitions idle since are delivered again', async () => {
