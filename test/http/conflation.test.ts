@@ -116,6 +116,22 @@ describe('conflating delivery', () => {
     expect(dlq).toEqual([{ off: 3, error: 'Lease expired' }])
   })
 
+  it('retires the leased range when a transaction completes the delivered frame', async () => {
+    await fill('handoff', 4)
+    const got = await pop(app, 'handoff', { consumerGroup: 'lv', delivery: 'conflate' })
+    const m = got.messages[0]!
+    expect(m.offset).toBe(3)
+    const res = await app.json('POST', '/api/v1/transaction', {
+      operations: [
+        { type: 'push', items: [{ queue: 'handoff-out', payload: m.data }] },
+        { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, consumerGroup: 'lv', status: 'completed' },
+      ],
+      requiredLeases: [got.leaseId],
+    })
+    expect(res.body).toMatchObject({ success: true })
+    expect(await cursor('handoff', 'lv')).toMatchObject({ committed: 4, lease: null })
+  })
+
   it('autoAck retires the whole range at delivery', async () => {
     await fill('auto-lv', 5)
     const res = await pop(app, 'auto-lv', { consumerGroup: 'lv', delivery: 'conflate', autoAck: true })
