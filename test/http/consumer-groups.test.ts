@@ -157,6 +157,19 @@ describe('seek', () => {
     expect(again.messages.map((m) => `${m.partition}:${m.offset}`)).toEqual(['old:0', 'old:1'])
   })
 
+  it('seeks to the instant of a split push from its first frame, though its segments share one createdAt (D9)', async () => {
+    await fill('ties', 3)
+    const split = await push(app, Array.from({ length: 2500 }, (_, i) => ({ queue: 'ties', payload: i })))
+    expect(split[0]!.offset).toBe(3)
+    await app.json('POST', '/api/v1/consumer-groups/t/queues/ties/seek', { toEnd: true })
+    const [at] = await app.database.sql<{ created: string }>(
+      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created from queen.log_segments
+        where partition_id = $1 and base_offset = 2003`, [split[0]!.partition_id])
+    await app.json('POST', '/api/v1/consumer-groups/t/queues/ties/seek', { timestamp: at!.created })
+    const first = await pop(app, 'ties', { consumerGroup: 't', batch: 1 })
+    expect(first.messages.map((m) => m.offset)).toEqual([3])
+  })
+
   it('seeks one partition to its end', async () => {
     await fill('one', 3, 'x')
     await fill('one', 2, 'y')
@@ -258,5 +271,39 @@ describe('delivery policy route (API 8, D8, D15)', () => {
     expect(await app.json('POST', '/api/v1/consumer-groups/g/queues/refused/delivery', { conflation: 'yes' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } })
     expect(await app.json('POST', '/api/v1/consumer-groups/g/queues/refused/delivery', {})).toMatchObject({ status: 400 })
     expect(await writtenRows(app)).toEqual(before)
+  })
+})
+
+describe('admin writes racing consumers', () => {
+  it('seeks, subscription rewrites, delivery changes and deletes interleave with pops and acks without an error or a deadlock', async () => {
+    for (const p of ['r0', 'r1', 'r2', 'r3']) await fill('race', 50, p)
+    const statuses: number[] = []
+    const consumer = async () => {
+      for (let i = 0; i < 15; i++) {
+        const res = await app.json('GET', '/api/v1/pop/queue/race?consumerGroup=rg&batch=5&partitions=2')
+        statuses.push(res.status)
+        if (res.status === 200) {
+          const acked = await app.json('POST', '/api/v1/ack/batch', { acknowledgments: acksOf(res.body.messages), consumerGroup: 'rg' })
+          statuses.push(acked.status)
+        }
+      }
+    }
+    const admin = async () => {
+      const calls: [string, string, unknown?][] = [
+        ['POST', '/api/v1/consumer-groups/rg/queues/race/seek', { timestamp: '2000-01-01T00:00:00Z' }],
+        ['POST', '/api/v1/consumer-groups/rg/queues/race/partitions/r1/seek'],
+        ['POST', '/api/v1/consumer-groups/rg/subscription', { subscriptionTimestamp: '2000-01-01T00:00:00Z' }],
+        ['POST', '/api/v1/consumer-groups/rg/queues/race/delivery', { conflation: true }],
+        ['DELETE', '/api/v1/consumer-groups/rg/queues/race?deleteMetadata=false'],
+        ['POST', '/api/v1/consumer-groups/rg/queues/race/delivery', { conflation: false }],
+        ['POST', '/api/v1/consumer-groups/rg/queues/race/seek', { toEnd: true }],
+        ['DELETE', '/api/v1/consumer-groups/rg'],
+      ]
+      for (let round = 0; round < 3; round++) {
+        for (const [method, path, body] of calls) statuses.push((await app.json(method, path, body)).status)
+      }
+    }
+    await Promise.all([consumer(), consumer(), consumer(), admin()])
+    expect(statuses.filter((s) => s !== 200 && s !== 204)).toEqual([])
   })
 })
