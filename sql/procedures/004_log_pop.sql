@@ -3,7 +3,8 @@
 --
 -- p_request: {queue, partition?} or {namespace?, task?}; group ('' or absent: __QUEUE_MODE__);
 --   batch [1, 10000]; partitions [1, 1000] (wildcard only); autoAck; subscriptionMode 'all'|'new'|
---   'timestamp' with subscriptionFrom (an ISO instant) for 'timestamp'; maxBytes (POP_MAX_BYTES).
+--   'timestamp' with subscriptionFrom (an ISO instant) for 'timestamp'; delivery 'all'|'conflate' (a
+--   named group's first contact only); maxBytes (POP_MAX_BYTES).
 -- Returns {messages:[…], leaseId, partitionsClaimed, minPopWaitMs, queue, partition, partitionId,
 --   windowBufferActive, paused}. Each message is {queue, partition, partitionId, offset, id,
 --   transactionId, traceId, producerSub, createdAt (µs), enc, data, leaseId, consumerGroup, retryCount}.
@@ -16,6 +17,9 @@
 -- back (seek, subscription change) must clear consumer_groups.caught_up_at.
 -- An expired lease with unsettled frames is reclaimed here and counts one failed attempt against the
 -- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4).
+-- A conflating group (consumer_groups.delivery = 'conflate', ENGINE 5.4/6.3) leases [c, vh − 1] of
+-- each partition but delivers only the frame at vh − 1, so `batch` counts partitions; its expiries
+-- are charged to lease_to, and a newer frame restarts the count (D8).
 -- Clock: clock_timestamp() once at entry, unless p_now pins it.
 create or replace function queen.log_pop_v1(p_tenant text, p_request jsonb, p_now timestamptz default null)
 returns jsonb
@@ -31,6 +35,7 @@ declare
   v_task text := nullif(p_request->>'task', '');
   v_auto boolean := coalesce((p_request->>'autoAck')::boolean, false);
   v_mode text := coalesce(nullif(p_request->>'subscriptionMode', ''), 'all');
+  v_delivery text := case when p_request->>'delivery' = 'conflate' then 'conflate' else 'all' end;
   v_sub_at timestamptz;
   v_frames_left integer := least(greatest(coalesce((p_request->>'batch')::integer, 1), 1), 10000);
   v_parts_left integer;
@@ -50,6 +55,7 @@ declare
   v_c log_consumers;
   v_dirty boolean;
   v_vh bigint;
+  v_lo bigint;
   v_hi bigint;
   v_part jsonb;
   v_from bigint;
@@ -66,6 +72,7 @@ begin
 
   if v_group = '__QUEUE_MODE__' then
     v_mode := 'all';  -- queue mode always reads from the log start (API 5.5)
+    v_delivery := 'all';  -- and delivery applies to named groups only (D8)
   elsif v_mode = 'timestamp' then
     begin
       v_sub_at := (p_request->>'subscriptionFrom')::timestamptz;
@@ -104,12 +111,15 @@ begin
   v_parts_left := case when v_pid is null then least(greatest(coalesce((p_request->>'partitions')::integer, 1), 1), 1000) else 1 end;
   select coalesce(max(min_pop_wait_time), 0) into v_min_wait from queues where id = any (v_queue_ids);
 
-  -- First contact fixes the subscription (API 5.5); a row written by the delivery route without a
-  -- mode (D15) takes it now.
-  insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at)
-  select qid, v_group, v_mode, v_sub_at from unnest(v_queue_ids) qid order by qid
+  -- First contact fixes the subscription and the delivery policy (API 5.5). A row written without a
+  -- mode, by the delivery route (D15) or a seek, takes the mode now; its delivery becomes 'conflate'
+  -- when this pop asks for it, and otherwise keeps what the route stored.
+  insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at, delivery)
+  select qid, v_group, v_mode, v_sub_at, v_delivery from unnest(v_queue_ids) qid order by qid
   on conflict (queue_id, consumer_group) do nothing;
-  update consumer_groups set subscription_mode = v_mode, subscription_at = v_sub_at
+  update consumer_groups
+     set subscription_mode = v_mode, subscription_at = v_sub_at,
+         delivery = case when v_delivery = 'conflate' then 'conflate' else delivery end
    where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
 
   -- Missing cursor rows are created already initialised by the group's rule (ENGINE 5.2, D7, D9).
@@ -133,7 +143,8 @@ begin
   for r in
     select * from (
       select p.id as pid, p.name as pname, p.log_start, p.last_offset, q.name as qname, q.lease_time, q.retry_limit,
-             (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, q.delayed_processing
+             (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, q.delayed_processing,
+             (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate') as conflate
         from log_partitions p
         join queues q on q.id = p.queue_id
         join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
@@ -147,7 +158,8 @@ begin
     union all
     select * from (
       select p.id, p.name, p.log_start, p.last_offset, q.name, q.lease_time, q.retry_limit,
-             (q.dead_letter_queue or q.dlq_after_max_retries), q.delayed_processing
+             (q.dead_letter_queue or q.dlq_after_max_retries), q.delayed_processing,
+             (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate')
         from log_partitions p
         join queues q on q.id = p.queue_id
         join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
@@ -175,7 +187,19 @@ begin
     if v_c.lease_id is not null then
       -- Expired (checked above). An unsettled range charges one attempt; a range wholly removed by
       -- retention does not (ENGINE 7.1).
-      if v_c.committed_offset <= v_c.lease_to then
+      if v_c.committed_offset <= v_c.lease_to and r.conflate then
+        -- A conflating lease delivered only lease_to: the expiry is charged to it, and exhaustion
+        -- dead-letters it and retires the whole leased range (ENGINE 6.3).
+        v_c := _log_count_failure_latest(v_c, v_c.lease_to);
+        if v_c.retry_count > r.retry_limit then
+          if r.dlq_on then
+            perform _log_dead_letter(r.pid, v_group, v_c.lease_to, 'Lease expired', v_c.retry_count, v_now);
+          end if;
+          v_c := _log_settle_through(v_c, v_c.lease_to);
+          v_c.retry_offset := null;
+          v_c.retry_count := 0;
+        end if;
+      elsif v_c.committed_offset <= v_c.lease_to then
         v_c := _log_count_failure(v_c, v_c.committed_offset);
         if v_c.retry_offset = v_c.committed_offset and v_c.retry_count > r.retry_limit then
           if r.dlq_on then
@@ -216,15 +240,17 @@ begin
 
     v_n := 0;
     if v_c.committed_offset < v_vh then
-      v_hi := least(v_vh - 1, v_c.committed_offset + v_frames_left - 1);
+      -- Conflation reads only the newest visible frame; the lease still covers [c, vh − 1] (below).
+      v_lo := case when r.conflate then v_vh - 1 else v_c.committed_offset end;
+      v_hi := case when r.conflate then v_vh - 1 else least(v_vh - 1, v_c.committed_offset + v_frames_left - 1) end;
       with sl as (
-        select s.base_offset + greatest(v_c.committed_offset - s.base_offset, 0) + o.i - 1 as off, s.created_at, o.frame
+        select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, s.created_at, o.frame
           from log_segments s
-          cross join lateral unnest(s.frames[greatest(v_c.committed_offset - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
+          cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
                              with ordinality as o(frame, i)
          where s.partition_id = r.pid
            and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
-                                           where s2.partition_id = r.pid and s2.base_offset <= v_c.committed_offset), -1)
+                                           where s2.partition_id = r.pid and s2.base_offset <= v_lo), -1)
            and s.base_offset <= v_hi
       ), sized as (
         select sl.*, octet_length(sl.frame::text)::bigint as len from sl
@@ -247,11 +273,14 @@ begin
     end if;
 
     if v_n > 0 then
+      if r.conflate then
+        v_from := v_c.committed_offset;  -- the lease covers every position the delivered frame supersedes
+      end if;
       v_c.committed_offset := greatest(v_c.committed_offset, v_from);  -- a gap jump; never a regression
       if v_auto then
+        v_c.total_consumed := v_c.total_consumed + case when r.conflate then v_to + 1 - v_from else v_n end;
         v_c.committed_offset := greatest(v_c.committed_offset, v_to + 1);
         v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > v_to order by x);
-        v_c.total_consumed := v_c.total_consumed + v_n;
         v_c.last_consumed_at := v_now;
         if v_c.retry_offset is not null and v_c.retry_offset < v_c.committed_offset then
           v_c.retry_offset := null;

@@ -54,6 +54,56 @@ begin
 end
 $$;
 
+-- _log_settle_through: settles every position up to and including p_offset (a conflating group's
+-- ack, ENGINE 6.3): the delivered frame is the newest of its leased range, so retiring it retires
+-- the older values it supersedes. Callers pass an offset inside the leased range only, so frames
+-- pushed after the pop stay pending (D8). Never moves the cursor backwards.
+create or replace function queen._log_settle_through(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if p_offset < c.committed_offset then
+    return c;
+  end if;
+  c.committed_offset := p_offset + 1;
+  c.acked_set := array(select x from unnest(c.acked_set) x where x > p_offset order by x);
+  while cardinality(c.acked_set) > 0 and c.acked_set[1] = c.committed_offset loop
+    c.committed_offset := c.committed_offset + 1;
+    c.acked_set := c.acked_set[2:];
+  end loop;
+  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
+    c.retry_offset := null;
+    c.retry_count := 0;
+  end if;
+  return c;
+end
+$$;
+
+-- _log_count_failure_latest: one failed attempt for a conflating group (ENGINE 6.3, D8). Unlike
+-- _log_count_failure, a newer frame supersedes a failing older one and restarts the count: only the
+-- newest value matters, so an older failure must not govern it.
+create or replace function queen._log_count_failure_latest(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if c.retry_offset is not null and c.retry_offset = p_offset and c.retry_offset >= c.committed_offset then
+    c.retry_count := c.retry_count + 1;
+  else
+    c.retry_offset := p_offset;
+    c.retry_count := 1;
+  end if;
+  return c;
+end
+$$;
+
 -- _log_rebase: moves a cursor left below log_start (retention removed a prefix) up to it, absorbing
 -- completions recorded at or above it (gap tolerance, ENGINE 4 and 7.1). Never moves backwards.
 create or replace function queen._log_rebase(p_c queen.log_consumers, p_log_start bigint)
@@ -228,12 +278,15 @@ begin
 
   for g in
     select p.id as pid, p.name as pname, q.name as qname, q.retry_limit,
-           (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, a.grp
+           (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, a.grp,
+           -- Delivery applies to named groups only (D8).
+           (a.grp <> '__QUEUE_MODE__' and coalesce(cg.delivery, 'all') = 'conflate') as conflate
       from (select distinct coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
                    case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
               from jsonb_array_elements(p_acks) x) a
       join log_partitions p on p.id = a.pid
       join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+      left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
      order by p.id, a.grp
   loop
     select * into v_c from log_consumers where partition_id = g.pid and consumer_group = g.grp for update;
@@ -365,6 +418,12 @@ begin
         v_success := false; v_err := 'Invalid or expired lease'; v_code := 'lease_invalid';
       elsif v_off < v_c.committed_offset or v_off = any (v_c.acked_set) then
         null;  -- already settled: a no-op
+      elsif v_status in ('completed', 'success') and g.conflate and v_off <= v_c.lease_to then
+        -- Last-value delivery: completing the delivered frame retires the leased range up to it (D8).
+        v_c.total_consumed := v_c.total_consumed + (v_off + 1 - v_c.committed_offset)
+                              - (select count(*) from unnest(v_c.acked_set) x where x <= v_off);
+        v_c := _log_settle_through(v_c, v_off);
+        v_c.last_consumed_at := v_now;
       elsif v_status in ('completed', 'success') then
         v_c := _log_settle(v_c, v_off);
         v_c.total_consumed := v_c.total_consumed + 1;
@@ -375,7 +434,7 @@ begin
         end if;
       else
         if v_status = 'failed' and not p_terminal then
-          v_c := _log_count_failure(v_c, v_off);
+          v_c := case when g.conflate then _log_count_failure_latest(v_c, v_off) else _log_count_failure(v_c, v_off) end;
         end if;
         if v_status = 'dlq' or p_terminal or (v_c.retry_offset = v_off and v_c.retry_count > g.retry_limit) then
           -- The DLQ switch (dead_letter_queue OR dlq_after_max_retries), evaluated at every exhaustion.
@@ -393,7 +452,8 @@ begin
           if v_c.retry_offset = v_off then
             v_c.retry_offset := null; v_c.retry_count := 0;
           end if;
-          v_c := _log_settle(v_c, v_off);
+          v_c := case when g.conflate and v_off <= v_c.lease_to then _log_settle_through(v_c, v_off)
+                      else _log_settle(v_c, v_off) end;
           if p_terminal and v_c.lease_id is not null and v_c.lease_expires_at > v_now then
             v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
           end if;

@@ -121,6 +121,8 @@ export interface PopRequestArg {
   autoAck: boolean
   subscriptionMode: 'all' | 'new' | 'timestamp'
   subscriptionFrom?: string
+  /** A named group's delivery policy at first contact (ENGINE 6.3); absent means 'all'. */
+  delivery?: 'all' | 'conflate'
   maxBytes: number
 }
 
@@ -426,6 +428,54 @@ export const procedures = {
     'trace_names_v1',
     { tenant: 'text', limit: 'int', offset: 'bigint' },
     traceNames,
+  ),
+  /** Consumer groups (API 5.12): one entry per (group, queue) the tenant's groups are on. */
+  consumer_group_list_v1: procedure<{ tenant: string; now?: Date }, Record<string, unknown>[]>(
+    'consumer_group_list_v1',
+    { tenant: 'text', now: 'timestamptz' },
+    z.array(jsonObject),
+  ),
+  /** (group, partition) pairs lagging by at least minLagSeconds, worst first. */
+  consumer_group_lagging_v1: procedure<{ tenant: string; minLagSeconds: number; now?: Date }, Record<string, unknown>[]>(
+    'consumer_group_lagging_v1',
+    { tenant: 'text', minLagSeconds: 'bigint', now: 'timestamptz' },
+    z.array(jsonObject),
+  ),
+  /** One group's cursors by queue; {} for an unknown group (D18). */
+  consumer_group_detail_v1: procedure<{ tenant: string; group: string; now?: Date }, Record<string, unknown>>(
+    'consumer_group_detail_v1',
+    { tenant: 'text', group: 'text', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** Deletes a group's cursors (and its subscription records) in every queue or one. */
+  consumer_group_delete_v1: procedure<{ tenant: string; group: string; queue?: string; deleteMetadata: boolean }, Record<string, unknown>>(
+    'consumer_group_delete_v1',
+    { tenant: 'text', group: 'text', queue: 'text', deleteMetadata: 'boolean' },
+    jsonObject,
+  ),
+  /** Rewrites the subscription instant of the group's records in every queue. */
+  consumer_group_subscription_v1: procedure<{ tenant: string; group: string; timestamp: string }, Record<string, unknown>>(
+    'consumer_group_subscription_v1',
+    { tenant: 'text', group: 'text', timestamp: 'timestamptz' },
+    jsonObject,
+  ),
+  /** Seeks every partition of a queue by timestamp or to its end; {notFound} for an unknown queue. */
+  consumer_group_seek_v1: procedure<{ tenant: string; group: string; queue: string; timestamp?: string; toEnd: boolean }, Record<string, unknown>>(
+    'consumer_group_seek_v1',
+    { tenant: 'text', group: 'text', queue: 'text', timestamp: 'timestamptz', toEnd: 'boolean' },
+    jsonObject,
+  ),
+  /** Seeks one partition to its end; {notFound} for an unknown queue or partition. */
+  consumer_group_partition_seek_v1: procedure<{ tenant: string; group: string; queue: string; partition: string }, Record<string, unknown>>(
+    'consumer_group_partition_seek_v1',
+    { tenant: 'text', group: 'text', queue: 'text', partition: 'text' },
+    jsonObject,
+  ),
+  /** Sets a named group's delivery policy on a queue (API 8, D15). */
+  consumer_group_delivery_v1: procedure<{ tenant: string; group: string; queue: string; conflation: boolean }, Record<string, unknown>>(
+    'consumer_group_delivery_v1',
+    { tenant: 'text', group: 'text', queue: 'text', conflation: 'boolean' },
+    jsonObject,
   ),
 } as const
 

@@ -3,6 +3,7 @@
 import type { RouteDef } from '../http/route.js'
 import { ackRoutes } from './ack.js'
 import { configureRoutes } from './configure.js'
+import { consumerGroupRoutes } from './consumer-groups.js'
 import { dlqRoutes } from './dlq.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
@@ -34,5 +35,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...statsRoutes,
     ...traceRoutes,
     ...kvRoutes,
+    ...consumerGroupRoutes,
   ]
 }

@@ -47,8 +47,8 @@ function parseRequest(c: Context<AppEnv>, scope: Scope) {
       subscriptionFrom = parseInstant(from, 'subscriptionFrom')
     }
   }
-  // Validated for the SDKs that send it; conflating delivery is issue #5's (docs/engine.md).
-  q.oneOf('delivery', ['all', 'conflate'], 'all')
+  // A named group's delivery policy at first contact; queue mode ignores it (D8).
+  const delivery = q.oneOf('delivery', ['all', 'conflate'], 'all')
   const request: PopRequestArg = {
     ...scope,
     group,
@@ -57,6 +57,7 @@ function parseRequest(c: Context<AppEnv>, scope: Scope) {
     autoAck: q.bool('autoAck', false),
     subscriptionMode,
     ...(subscriptionFrom !== undefined ? { subscriptionFrom } : {}),
+    delivery,
     maxBytes: config.POP_MAX_BYTES,
   }
   const wait = q.bool('wait', false)
