@@ -134,7 +134,9 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
     acked(items) {
       for (const item of items) {
         counters.acks++
-        if (!item.success) counters.failedAcks++
+        // Queen's failedAcks: negative acknowledgements (status failed); errored items show in
+        // queen_acks_total{outcome="error"}.
+        if (item.status === 'failed') counters.failedAcks++
         if (item.dlq) counters.deadLettered++
         const key = `${item.status}\u0000${item.success ? 'ok' : 'error'}`
         ackTotals.set(key, (ackTotals.get(key) ?? 0) + 1)

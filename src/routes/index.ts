@@ -2,23 +2,28 @@
 // parameters (API §3.6), so each family's file lists its literal paths first.
 import type { RouteDef } from '../http/route.js'
 import { ackRoutes } from './ack.js'
+import { analyticsRoutes } from './analytics.js'
 import { configureRoutes } from './configure.js'
 import { dlqRoutes } from './dlq.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
 import { leaseRoutes } from './lease.js'
 import { messageRoutes } from './messages.js'
+import { metricsRoutes } from './metrics.js'
 import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { resourceRoutes } from './resources.js'
 import { statsRoutes } from './stats.js'
+import { statusRoutes } from './status.js'
+import { systemRoutes } from './system.js'
 import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
   return [
     ...healthRoutes(version),
+    ...metricsRoutes,
     ...configureRoutes,
     ...pushRoutes,
     ...popRoutes,
@@ -31,6 +36,9 @@ export function allRoutes(version: string): RouteDef[] {
     ...dlqRoutes,
     ...resourceRoutes,
     ...statsRoutes,
+    ...statusRoutes,
+    ...analyticsRoutes,
+    ...systemRoutes,
     ...traceRoutes,
   ]
 }
