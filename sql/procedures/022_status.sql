@@ -202,18 +202,22 @@ as $$
     select id, name from queues where tenant_id = p_tenant and name = p_queue
   ), parts as (
     select p.id, p.name, p.log_start from log_partitions p join q on p.queue_id = q.id
-  ), segs as (
-    -- Newest segments first until they hold the page; tombstones only ever shrink a segment, so
-    -- the cut keeps a margin of the tombstoned frames it may have to skip.
-    select s.partition_id, s.base_offset, s.created_at, s.frames, pt.name, pt.log_start,
-           sum(s.frame_count) over (order by s.created_at desc, s.base_offset desc rows unbounded preceding) - s.frame_count as before
+  ), heads as (
+    -- Newest segments first until they hold the page, read from the columns alone (no frames
+    -- detoasted); tombstones only ever shrink a segment, so the cut keeps a margin of as many
+    -- frames as the queue has tombstones.
+    select s.partition_id, s.base_offset, pt.name, pt.log_start,
+           sum(s.last_offset + 1 - greatest(s.base_offset, pt.log_start))
+             over (order by s.created_at desc, s.base_offset desc rows between unbounded preceding and 1 preceding) as before
       from parts pt join log_segments s on s.partition_id = pt.id and s.last_offset >= pt.log_start
+  ), segs as (
+    select h.*, s.created_at, s.frames
+      from heads h join log_segments s on s.partition_id = h.partition_id and s.base_offset = h.base_offset
+     where coalesce(h.before, 0) < p_limit + p_offset + (select count(*) from log_tombstones t where t.partition_id in (select id from parts))
   ), frames as (
     select sg.partition_id, sg.name, sg.log_start, sg.created_at, sg.base_offset + u.n - 1 as frame_offset, u.f
       from segs sg cross join lateral unnest(sg.frames) with ordinality as u(f, n)
-     where sg.before < p_limit + p_offset
-               + (select count(*) from log_tombstones t where t.partition_id in (select id from parts))
-       and sg.base_offset + u.n - 1 >= sg.log_start
+     where sg.base_offset + u.n - 1 >= sg.log_start
        and not exists (select 1 from log_tombstones t where t.partition_id = sg.partition_id and t.frame_offset = sg.base_offset + u.n - 1)
      order by sg.created_at desc, frame_offset desc
      limit p_limit offset p_offset

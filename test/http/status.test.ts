@@ -88,6 +88,22 @@ describe('GET /api/v1/status/queues/:queue/messages', () => {
     expect((await get('/api/v1/status/queues/st-orders/messages?limit=x')).status).toBe(400)
   })
 
+  it('pages across many segments and partitions exactly as the whole list would', async () => {
+    for (let call = 0; call < 4; call++) {
+      await push(app, [0, 1, 2].map((i) => ({ queue: 'st-pages', partition: 'a', payload: call * 3 + i })))
+      if (call % 2 === 0) await push(app, [{ queue: 'st-pages', partition: 'b', payload: call }])
+    }
+    const all = (await get('/api/v1/status/queues/st-pages/messages?limit=100')).body
+    expect(all).toHaveLength(14)
+    const key = (m: { partition: string; offset: number }) => `${m.partition}:${m.offset}`
+    for (const [limit, offset] of [[1, 0], [4, 3], [5, 9], [3, 12], [10, 20]] as const) {
+      const page = (await get(`/api/v1/status/queues/st-pages/messages?limit=${limit}&offset=${offset}`)).body
+      expect(page.map(key), `${limit}@${offset}`).toEqual(all.slice(offset, offset + limit).map(key))
+    }
+    const created = all.map((m: { createdAt: string }) => m.createdAt)
+    expect(created).toEqual([...created].sort().reverse())
+  })
+
   it('leaves out a deleted message', async () => {
     await push(app, [{ queue: 'st-deleted', transactionId: 'gone', payload: 1 }, { queue: 'st-deleted', transactionId: 'kept', payload: 2 }])
     const [{ partitionId }] = (await get('/api/v1/status/queues/st-deleted/messages')).body
