@@ -22,8 +22,14 @@ afterAll(async () => {
   await one.close()
 })
 
-const leases = async () =>
-  (await one.database.sql<{ n: number }>(`select count(*)::int as n from queen.log_consumers where lease_id is not null`))[0]!.n
+const leases = async (queue?: string) =>
+  (
+    await one.database.sql<{ n: number }>(
+      `select count(*)::int as n from queen.log_consumers c join queen.log_partitions p on p.id = c.partition_id
+         join queen.queues q on q.id = p.queue_id where c.lease_id is not null and ($1::text is null or q.name = $1)`,
+      [queue ?? null],
+    )
+  )[0]!.n
 
 describe('GET /api/v1/system/maintenance', () => {
   it("reports both flags off in Queen's shape, with true buffer zeros", async () => {
@@ -100,6 +106,21 @@ describe('pop maintenance', () => {
 
     await two.json('POST', '/api/v1/system/maintenance/pop', { enabled: false })
     expect((await pop(one, 'mnt-pop')).messages.length).toBeGreaterThan(0)
+  })
+
+  it('holds a waiting pop through pop maintenance and delivers once the flag is lifted', async () => {
+    await push(one, [{ queue: 'mnt-wait', payload: 'held' }])
+    await one.json('POST', '/api/v1/system/maintenance/pop', { enabled: true })
+    const waiting = pop(two, 'mnt-wait', { wait: true, timeout: 20_000 })
+    // The pop is parked (counted by its instance) before the flag goes off.
+    const parked = async () => (await two.json('GET', '/api/v1/analytics/queue-parked-replicas')).body.replicas[0].parkedLongPolls as number
+    for (let i = 0; i < 500 && (await parked()) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(await parked()).toBe(1)
+    expect(await leases('mnt-wait')).toBe(0)
+    await one.json('POST', '/api/v1/system/maintenance/pop', { enabled: false })
+    const got = await waiting
+    expect(got.status).toBe(200)
+    expect(got.messages.map((m) => m.data)).toEqual(['held'])
   })
 
   it('lets a round leased before the switch be acked', async () => {
