@@ -13,6 +13,7 @@ import { jwtAuthenticator } from './http/jwt.js'
 import { requestLog } from './http/request-log.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
+import { createProcessMetrics, type ProcessMetrics } from './metrics.js'
 import { createPopWaker, type PopWaker } from './pop-waker.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
@@ -27,6 +28,8 @@ export interface AppDeps {
   routes?: RouteDef[]
   /** Long-poll wake-ups; defaults to one per app on Node and none on Workers (D24). */
   popWaker?: PopWaker | null
+  /** Process counters; one per app by default, so each app (process, isolate) reports its own. */
+  metrics?: ProcessMetrics
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -36,13 +39,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const popWaker = deps.popWaker !== undefined ? deps.popWaker : config.runtime === 'node' ? createPopWaker() : null
 
-  app.use(requestLog(log))
+  const metrics = deps.metrics ?? createProcessMetrics(config.runtime)
+
+  app.use(requestLog(log, metrics))
   app.use(cors(config.QUEEN_TENANCY_HEADER))
   app.use(async (c, next) => {
     c.set('config', config)
     c.set('log', log)
     c.set('db', deps.database(c))
     c.set('popWaker', popWaker)
+    c.set('metrics', metrics)
     await next()
   })
 

@@ -220,6 +220,35 @@ type StepResult = z.output<typeof stepResult>
 
 const kvEntry = z.object({ key: z.string(), value: z.unknown(), updatedAt: z.string() })
 type KvEntry = z.output<typeof kvEntry>
+const maintenanceFlags = z.object({ maintenanceMode: z.boolean(), popMaintenanceMode: z.boolean() })
+
+/** The filters of the status and analytics reads; from/to are ISO instants the route defaulted. */
+export interface StatusFilter {
+  from?: string
+  to?: string
+  queue?: string
+  namespace?: string
+  task?: string
+}
+
+const metricsCluster = z.object({
+  maintenance: maintenanceFlags,
+  statsAge: z.number(),
+  queues: z.array(
+    z.object({
+      tenant: z.string(),
+      queue: z.string(),
+      pending: z.number(),
+      processing: z.number(),
+      partitions: z.number(),
+      appended: z.number(),
+      retainedBytes: z.number(),
+      dlqDepth: z.number(),
+    }),
+  ),
+  groups: z.array(z.object({ tenant: z.string(), queue: z.string(), group: z.string(), lag: z.number() })),
+})
+export type MetricsCluster = z.infer<typeof metricsCluster>
 
 export const procedures = {
   /** Claims a maintenance lane when it is free (or its holder died) and due; null when not claimed. */
@@ -475,6 +504,66 @@ export const procedures = {
   consumer_group_delivery_v1: procedure<{ tenant: string; group: string; queue: string; conflation: boolean }, Record<string, unknown>>(
     'consumer_group_delivery_v1',
     { tenant: 'text', group: 'text', queue: 'text', conflation: 'boolean' },
+    jsonObject,
+  ),
+  /** Both broker-wide maintenance flags (API 5.15). */
+  system_maintenance_v1: procedure<Record<string, never>, z.infer<typeof maintenanceFlags>>('system_maintenance_v1', {}, maintenanceFlags),
+  /** Turns push ('push') or pop ('pop') maintenance on or off; both flags afterwards. */
+  system_maintenance_set_v1: procedure<{ mode: 'push' | 'pop'; enabled: boolean }, z.infer<typeof maintenanceFlags>>(
+    'system_maintenance_set_v1',
+    { mode: 'text', enabled: 'boolean' },
+    maintenanceFlags,
+  ),
+  /** The database figures of GET /api/v1/analytics/postgres-stats (broker-wide). */
+  system_postgres_stats_v1: procedure<Record<string, never>, Record<string, unknown>>('system_postgres_stats_v1', {}, jsonObject),
+  /** The cluster series of /metrics/prometheus across tenants; per-queue rows only when asked (D23). */
+  metrics_cluster_v1: procedure<{ perQueue: boolean; now?: Date }, MetricsCluster>('metrics_cluster_v1', { perQueue: 'boolean', now: 'timestamptz' }, metricsCluster),
+  /** GET /api/v1/status: throughput series, counts, leases and DLQ of the tenant's queues in scope. */
+  status_overview_v1: procedure<{ tenant: string; filter: StatusFilter; now?: Date }, Record<string, unknown>>(
+    'status_overview_v1',
+    { tenant: 'text', filter: 'jsonb', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** GET /api/v1/status/queues: one page of queues with live totals and the stats lane's backlog. */
+  status_queues_v1: procedure<{ tenant: string; filter: StatusFilter & { limit: number; offset: number } }, Record<string, unknown>>(
+    'status_queues_v1',
+    { tenant: 'text', filter: 'jsonb' },
+    jsonObject,
+  ),
+  /** GET /api/v1/status/queues/:queue; null for an unknown queue. */
+  status_queue_detail_v1: procedure<{ tenant: string; queue: string; now?: Date }, Record<string, unknown> | null>(
+    'status_queue_detail_v1',
+    { tenant: 'text', queue: 'text', now: 'timestamptz' },
+    jsonObject.nullable(),
+  ),
+  /** GET /api/v1/status/queues/:queue/messages: one page newest first; null for an unknown queue. */
+  status_queue_messages_v1: procedure<{ tenant: string; queue: string; limit: number; offset: number; now?: Date }, Record<string, unknown>[] | null>(
+    'status_queue_messages_v1',
+    { tenant: 'text', queue: 'text', limit: 'int', offset: 'bigint', now: 'timestamptz' },
+    z.array(jsonObject).nullable(),
+  ),
+  /** GET /api/v1/status/analytics: zero-filled minute/hour/day buckets of the per-minute counters. */
+  status_analytics_v1: procedure<{ tenant: string; filter: StatusFilter & { interval: string } }, Record<string, unknown>>(
+    'status_analytics_v1',
+    { tenant: 'text', filter: 'jsonb' },
+    jsonObject,
+  ),
+  /** GET /api/v1/analytics/queue-ops: per-queue buckets of the per-minute counters. */
+  analytics_queue_ops_v1: procedure<{ tenant: string; filter: StatusFilter }, Record<string, unknown>>(
+    'analytics_queue_ops_v1',
+    { tenant: 'text', filter: 'jsonb' },
+    jsonObject,
+  ),
+  /** GET /api/v1/analytics/queue-lag: current lag per (queue, group), live. */
+  analytics_queue_lag_v1: procedure<{ tenant: string; queue?: string; now?: Date }, Record<string, unknown>>(
+    'analytics_queue_lag_v1',
+    { tenant: 'text', queue: 'text', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** GET /api/v1/analytics/retention: retention options and retained storage per queue. */
+  analytics_retention_v1: procedure<{ tenant: string; queue?: string }, Record<string, unknown>>(
+    'analytics_retention_v1',
+    { tenant: 'text', queue: 'text' },
     jsonObject,
   ),
 } as const

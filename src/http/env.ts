@@ -2,6 +2,7 @@
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { Logger } from '../log.js'
+import type { ProcessMetrics } from '../metrics.js'
 import type { PopWaker } from '../pop-waker.js'
 import type { Principal } from './auth.js'
 
@@ -21,5 +22,7 @@ export interface AppEnv {
     routePattern: string
     /** Same-process long-poll wake-ups; null on Workers, which poll (D24). */
     popWaker: PopWaker | null
+    /** This process's counters (API 5.2, 5.3); one object per app. */
+    metrics: ProcessMetrics
   }
 }

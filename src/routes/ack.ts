@@ -1,8 +1,10 @@
 // POST /api/v1/ack and /api/v1/ack/batch (API §5.6): both answer 200 with an array of per-item
 // results, because a wrong lease or a missing message is a business outcome, not an error.
 // Validation here is structural only (Queen's texts); every verdict about state is the procedure's.
-import type { AckItemArg } from '../db/procedures.js'
+import type { Context } from 'hono'
+import type { AckItemArg, AckItemResult } from '../db/procedures.js'
 import { badRequest } from '../errors.js'
+import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 
 const NAME_MAX = 255
@@ -40,6 +42,12 @@ const BATCH = {
   partition: 'Each acknowledgment must have a valid partitionId string to ensure message uniqueness',
 }
 
+/** Counts the items for the process metrics (API 5.3: by requested status and outcome) and passes them on. */
+function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckItemResult[]): AckItemResult[] {
+  c.var.metrics.acked(results.map((r) => ({ status: acks[r.index]?.status ?? 'completed', success: r.success, dlq: r.dlq })))
+  return results
+}
+
 const spec = { method: 'POST', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' } as const
 
 export const ackRoutes = [
@@ -54,10 +62,10 @@ export const ackRoutes = [
       return typeof consumerGroup === 'string' && consumerGroup !== '' ? { ...ack, consumerGroup } : ack
     })
     if (acks.length === 0) return c.json([])
-    return c.json(await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks }))
+    return c.json(observed(c, acks, await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks })))
   }),
   route({ ...spec, path: '/api/v1/ack' }, async (c) => {
     const ack = parseAck(c.var.body, 0, '', SINGLE)
-    return c.json(await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks: [ack] }))
+    return c.json(observed(c, [ack], await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks: [ack] })))
   }),
 ]

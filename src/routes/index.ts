@@ -2,6 +2,7 @@
 // parameters (API §3.6), so each family's file lists its literal paths first.
 import type { RouteDef } from '../http/route.js'
 import { ackRoutes } from './ack.js'
+import { analyticsRoutes } from './analytics.js'
 import { configureRoutes } from './configure.js'
 import { consumerGroupRoutes } from './consumer-groups.js'
 import { dlqRoutes } from './dlq.js'
@@ -10,17 +11,21 @@ import { healthRoutes } from './health.js'
 import { kvRoutes } from './kv.js'
 import { leaseRoutes } from './lease.js'
 import { messageRoutes } from './messages.js'
+import { metricsRoutes } from './metrics.js'
 import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { resourceRoutes } from './resources.js'
 import { statsRoutes } from './stats.js'
+import { statusRoutes } from './status.js'
+import { systemRoutes } from './system.js'
 import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
 
 export function allRoutes(version: string): RouteDef[] {
   return [
     ...healthRoutes(version),
+    ...metricsRoutes,
     ...configureRoutes,
     ...pushRoutes,
     ...popRoutes,
@@ -33,6 +38,9 @@ export function allRoutes(version: string): RouteDef[] {
     ...dlqRoutes,
     ...resourceRoutes,
     ...statsRoutes,
+    ...statusRoutes,
+    ...analyticsRoutes,
+    ...systemRoutes,
     ...traceRoutes,
     ...kvRoutes,
     ...consumerGroupRoutes,

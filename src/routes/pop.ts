@@ -77,35 +77,49 @@ async function pop(c: Context<AppEnv>, scope: Scope) {
   let result = await check()
   if (result.messages.length > 0) return answer(c, result, request.group)
   const floor = result.minPopWaitMs
+  if (!wait) return holdEmpty()
+  c.var.metrics.longPoll(1)
+  try {
+    return await longPoll()
+  } finally {
+    c.var.metrics.longPoll(-1)
+  }
 
-  if (!wait) {
+  async function holdEmpty() {
     // minPopWaitTime holds an empty answer; a local push during the hold earns one re-check.
     const hold = floor - (Date.now() - started)
     if (hold > 0 && (await park(hold)) === 'woken') {
       result = await check()
       if (result.messages.length > 0) return answer(c, result, request.group)
     }
-    return c.body(null, 204)
+    return empty(c)
   }
 
-  const deadline = started + Math.min(Math.max(timeout, floor), c.var.config.MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
-  let interval = FIRST_BACKOFF_MS
-  let empties = 0
-  for (;;) {
-    const left = deadline - Date.now()
-    if (left <= 0) break
-    const outcome = await park(Math.min(interval, left))
-    // No claim after a disconnect: a claim racing it would only expire.
-    if (outcome === 'aborted') break
-    if (outcome === 'woken') {
-      interval = FIRST_BACKOFF_MS
-      empties = 0
+  async function longPoll() {
+    const deadline = started + Math.min(Math.max(timeout, floor), c.var.config.MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
+    let interval = FIRST_BACKOFF_MS
+    let empties = 0
+    for (;;) {
+      const left = deadline - Date.now()
+      if (left <= 0) break
+      const outcome = await park(Math.min(interval, left))
+      // No claim after a disconnect: a claim racing it would only expire.
+      if (outcome === 'aborted') break
+      if (outcome === 'woken') {
+        interval = FIRST_BACKOFF_MS
+        empties = 0
+      }
+      result = await check()
+      if (result.messages.length > 0) return answer(c, result, request.group)
+      empties++
+      if (empties % 3 === 0) interval = Math.min(interval * 2, MAX_BACKOFF_MS)
     }
-    result = await check()
-    if (result.messages.length > 0) return answer(c, result, request.group)
-    empties++
-    if (empties % 3 === 0) interval = Math.min(interval * 2, MAX_BACKOFF_MS)
+    return empty(c)
   }
+}
+
+function empty(c: Context<AppEnv>) {
+  c.var.metrics.popped(0)
   return c.body(null, 204)
 }
 
@@ -114,6 +128,7 @@ async function answer(
   result: { messages: PoppedFrame[]; leaseId: string | null; partitionsClaimed: number; queue?: string | null; partition?: string | null; partitionId?: string | null },
   group: string,
 ) {
+  c.var.metrics.popped(result.messages.length)
   const messages = await reveal(
     c.var.config,
     result.messages.map((m) => ({

@@ -129,6 +129,7 @@ export const pushRoutes = [
       (r) => r.queues,
     )
     wakePops(c, items.map((i) => i.queue))
+    c.var.metrics.pushed(result.items.map((r) => r.status))
     return c.json(
       result.items.map((r) =>
         r.status === 'queued'

@@ -62,6 +62,17 @@ export const transactionRoutes = [
         : { index, operation: r.operation, type: 'ack', success: r.success, transactionId: r.transactionId, offset: r.offset, error: r.error, code: r.code, dlq: r.dlq, dropped: r.dropped, leaseReleased: r.leaseReleased },
     )
     const transactionId = uuidv7()
+    if (result.success) {
+      // Only a committed transaction counts: a rolled-back one pushed and settled nothing.
+      c.var.metrics.pushed(result.results.flatMap((r) => (r.type === 'push' ? [r.status] : [])))
+      c.var.metrics.acked(
+        result.results.flatMap((r) => {
+          if (r.type !== 'ack') return []
+          const op = ops[r.operation]
+          return [{ status: op?.type === 'ack' ? op.status : 'completed', success: r.success, dlq: r.dlq }]
+        }),
+      )
+    }
     if (!result.success) return c.json({ transactionId, success: false, error: result.error ?? 'Transaction failed', code: result.code ?? null, results })
     return c.json({ transactionId, success: true, results })
   }),

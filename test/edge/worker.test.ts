@@ -95,7 +95,9 @@ async function answer(res: {
     if (key.startsWith('access-control-') || ['content-type', 'retry-after', 'allow', 'www-authenticate'].includes(key)) headers[key] = value
     if (key === 'x-request-id') headers[key] = 'present'
   })
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers }
+  // The Prometheus exposition is text; every other body is JSON.
+  const json = (headers['content-type'] ?? '').includes('application/json')
+  return { status: res.status, body: text === '' ? null : json ? JSON.parse(text) : text, headers }
 }
 
 beforeAll(async () => {
@@ -183,6 +185,24 @@ describe('the worker in workerd', () => {
     expect(acked).toMatchObject({ status: 200, body: [{ success: true }, { success: true, leaseReleased: true }] })
     const empty = await edge.fetch('/api/v1/pop/queue/edge-smoke?wait=true&timeout=300')
     expect(empty).toMatchObject({ status: 204, body: null })
+  })
+
+  it("reports this isolate's counters on /metrics, with what workerd cannot measure as null", async () => {
+    const post = { method: 'POST', body: JSON.stringify({ items: [{ queue: 'edge-metrics', payload: 1 }] }), headers: { 'content-type': 'application/json' } }
+    expect((await edge.fetch('/api/v1/push', post)).status).toBe(201)
+    const metrics = await edge.fetch('/metrics')
+    expect(metrics.status).toBe(200)
+    const body = metrics.body as Record<string, Record<string, unknown>>
+    expect(body.memory).toEqual({ rss: null, heapTotal: null, heapUsed: null, external: null, arrayBuffers: null })
+    expect(body.cpu).toEqual({ user: null, system: null })
+    expect(body.database).toEqual({ poolSize: null, idleConnections: null, waitingRequests: null })
+    expect(body.counters!.pushedMessages).toBeGreaterThanOrEqual(1)
+    const prom = await edge.fetch('/metrics/prometheus')
+    expect(prom.status).toBe(200)
+    expect(prom.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8')
+    expect(prom.body).toContain('\nqueen_database_up 1\n')
+    expect(prom.body).toContain('queen_queue_partitions{tenant="",queue="edge-metrics"} 1')
+    expect(prom.body).not.toContain('queen_db_pool_connections')
   })
 
   it('encrypts with WebCrypto in workerd, readable by the Node runtime with the same key', async () => {

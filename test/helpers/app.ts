@@ -9,7 +9,7 @@ import { freshDatabase, type TestDatabase } from './database.js'
 
 export interface TestApp {
   request(path: string, init?: RequestInit): Promise<Response>
-  /** JSON helper: sends `body` as JSON and returns status, headers and parsed body. */
+  /** JSON helper: sends `body` as JSON and returns status, headers and the parsed JSON body (text for other types). */
   json(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>
   db: Database
   database: TestDatabase
@@ -39,7 +39,9 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       })
       const text = await res.text()
-      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
+      // /metrics/prometheus answers the exposition format: its body stays text.
+      const json = (res.headers.get('content-type') ?? '').includes('application/json')
+      return { status: res.status, headers: res.headers, body: text === '' ? null : json ? JSON.parse(text) : text }
     },
     db,
     database,

@@ -1,0 +1,365 @@
+-- Status and analytics reads (API 5.14) and the cluster series of /metrics/prometheus (API 5.3).
+-- Sources, the same clocks as the resource routes (q&r, ENGINE 4):
+--   * counts per queue (pending, processing) come from queen.stats, as the stats lane left them,
+--     with statsAge saying how old; partitions and retained totals are live watermark arithmetic;
+--   * per-queue detail is live, from _partition_depth (the one copy of ENGINE 4's arithmetic);
+--   * series come from queen.queue_metrics, the per-minute counters the stats lane folds in
+--     (ENGINE 8.1): pushed → ingested, consumed → processed, dead_lettered → deadLettered;
+--   * DLQ counts and live leases are read live (small, indexed tables).
+-- Nothing here reads a payload; message listings read frame ids through the newest segments only.
+-- Every public function is VOLATILE (no pooler cache) and takes p_tenant first; the broker-wide
+-- cluster read of /metrics/prometheus lives in 023_system.sql beside the flags it reports.
+
+-- The bucket size of a series over [p_from, p_to]: the smallest of 1, 5, 15, 60, 360, 1440 minutes
+-- whose aligned buckets number at most 360 (API 5.14), else 1440.
+-- Returns: minutes. Raises: nothing. IMMUTABLE.
+create or replace function queen._status_bucket_minutes(p_from timestamptz, p_to timestamptz)
+returns integer
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select coalesce(min(b), 1440)
+    from unnest(array[1, 5, 15, 60, 360, 1440]) b
+   where floor(extract(epoch from p_to) / (b * 60)) - floor(extract(epoch from p_from) / (b * 60)) + 1 <= 360
+$$;
+
+-- The start of the p_minutes-minute bucket holding p_at, aligned to the Unix epoch.
+-- Returns: timestamptz. Raises: nothing. IMMUTABLE.
+create or replace function queen._status_bucket(p_at timestamptz, p_minutes integer)
+returns timestamptz
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select to_timestamp(floor(extract(epoch from p_at) / (p_minutes * 60)) * (p_minutes * 60))
+$$;
+
+-- The tenant's queues matching the optional filters {queue, namespace, task} of p_filter.
+-- Returns: rows of queen.queues. Raises: nothing. STABLE.
+create or replace function queen._status_scope(p_tenant text, p_filter jsonb)
+returns setof queen.queues
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select * from queues q
+   where q.tenant_id = p_tenant
+     and (p_filter ->> 'queue' is null or q.name = p_filter ->> 'queue')
+     and (p_filter ->> 'namespace' is null or q.namespace = p_filter ->> 'namespace')
+     and (p_filter ->> 'task' is null or q.task = p_filter ->> 'task')
+$$;
+
+-- status_overview_v1: GET /api/v1/status. p_filter {from, to, queue?, namespace?, task?} (ISO
+-- instants; the route defaults the range to the last hour). Throughput is zero-filled over every
+-- bucket of the range; counts are the stats lane's (statsAge), DLQ and leases are live.
+-- Returns: {timeRange:{from, to}, bucketMinutes, pointCount, throughput:[{timestamp, ingested,
+-- processed, ingestedPerSecond, processedPerSecond}], queues:{total, withBacklog},
+-- messages:{total, pending, processing, completed, failed:null, deadLetter},
+-- leases:{active, partitionsLeased}, deadLetterQueue:{total, inRange}, statsAge}.
+-- Raises: nothing. VOLATILE. Clock: p_now decides which leases are live and statsAge.
+create or replace function queen.status_overview_v1(p_tenant text, p_filter jsonb, p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  with r as (
+    select (p_filter ->> 'from')::timestamptz as t_from, (p_filter ->> 'to')::timestamptz as t_to,
+           coalesce(p_now, now()) as t_now
+  ), b as (
+    select r.*, _status_bucket_minutes(r.t_from, r.t_to) as minutes from r
+  ), q as (
+    select s.id, st.total, st.pending, st.processing, st.computed_at
+      from _status_scope(p_tenant, p_filter) s left join stats st on st.queue_id = s.id
+  ), points as (
+    select gs as bucket from b, generate_series(_status_bucket(b.t_from, b.minutes), b.t_to, make_interval(mins => b.minutes)) gs
+  ), m as (
+    select _status_bucket(qm.bucket, b.minutes) as bucket, sum(qm.pushed) as pushed, sum(qm.consumed) as consumed
+      from b, queue_metrics qm
+     where qm.queue_id in (select id from q)
+       and qm.bucket >= date_trunc('minute', b.t_from) and qm.bucket <= b.t_to
+     group by 1
+  ), dlq as (
+    select count(*) as total, count(*) filter (where d.failed_at >= b.t_from and d.failed_at <= b.t_to) as in_range,
+           count(distinct (d.partition_id, d.frame_offset)) as messages
+      from b, log_dlq d where d.queue_id in (select id from q)
+  ), leases as (
+    select count(distinct c.lease_id) as active, count(*) as partitions
+      from b, log_consumers c join log_partitions p on p.id = c.partition_id
+     where p.queue_id in (select id from q) and c.lease_id is not null and c.lease_expires_at > b.t_now
+  )
+  select jsonb_build_object(
+    'timeRange', jsonb_build_object('from', _iso_ms(b.t_from), 'to', _iso_ms(b.t_to)),
+    'bucketMinutes', b.minutes,
+    'pointCount', (select count(*) from points),
+    'throughput', coalesce((select jsonb_agg(jsonb_build_object(
+        'timestamp', _iso_ms(pt.bucket),
+        'ingested', coalesce(m.pushed, 0), 'processed', coalesce(m.consumed, 0),
+        'ingestedPerSecond', round(coalesce(m.pushed, 0)::numeric / (b.minutes * 60), 3),
+        'processedPerSecond', round(coalesce(m.consumed, 0)::numeric / (b.minutes * 60), 3)) order by pt.bucket)
+      from points pt left join m on m.bucket = pt.bucket), '[]'),
+    'queues', jsonb_build_object('total', (select count(*) from q),
+                                 'withBacklog', (select count(*) from q where coalesce(pending, 0) > 0)),
+    'messages', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
+                                           'processing', coalesce(sum(processing), 0),
+                                           'completed', coalesce(sum(greatest(total - pending - processing, 0)), 0),
+                                           'failed', null, 'deadLetter', (select messages from dlq)) from q),
+    'leases', (select jsonb_build_object('active', active, 'partitionsLeased', partitions) from leases),
+    'deadLetterQueue', (select jsonb_build_object('total', total, 'inRange', in_range) from dlq),
+    'statsAge', _stats_age((select min(computed_at) from q), b.t_now))
+  from b
+$$;
+
+-- status_queues_v1: GET /api/v1/status/queues. p_filter {namespace?, task?, limit, offset}.
+-- partitions and messages.total are live watermark arithmetic over the page's partitions; pending
+-- and processing are the stats lane's, exactly as GET /api/v1/resources/queues serves them.
+-- Returns: {queues:[{id, name, namespace, task, createdAt, partitions, messages:{total, pending,
+-- processing}}], pagination:{limit, offset, total}}, ordered by name. Raises: nothing. VOLATILE.
+create or replace function queen.status_queues_v1(p_tenant text, p_filter jsonb)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  with scope as (
+    select s.* from _status_scope(p_tenant, p_filter - 'queue') s
+  ), page as (
+    select s.* from scope s order by s.name
+     limit (p_filter ->> 'limit')::int offset (p_filter ->> 'offset')::bigint
+  ), rows as (
+    select pg.id, pg.name, pg.namespace, pg.task, pg.created_at,
+           (select count(*) from log_partitions p where p.queue_id = pg.id) as partitions,
+           (select coalesce(sum(p.last_offset + 1 - p.log_start), 0) from log_partitions p where p.queue_id = pg.id) as total,
+           coalesce(st.pending, 0) as pending, coalesce(st.processing, 0) as processing
+      from page pg left join stats st on st.queue_id = pg.id
+  )
+  select jsonb_build_object(
+    'queues', coalesce((select jsonb_agg(jsonb_build_object(
+        'id', id, 'name', name, 'namespace', namespace, 'task', task, 'createdAt', _iso_ms(created_at),
+        'partitions', partitions,
+        'messages', jsonb_build_object('total', total, 'pending', pending, 'processing', processing)) order by name) from rows), '[]'),
+    'pagination', jsonb_build_object('limit', (p_filter ->> 'limit')::int, 'offset', (p_filter ->> 'offset')::bigint,
+                                     'total', (select count(*) from scope)))
+$$;
+
+-- status_queue_detail_v1: GET /api/v1/status/queues/:queue. Live per partition (ENGINE 4, the
+-- worst cursor without a group), completed = greatest(0, total − pending − processing) (D19),
+-- deadLetter = distinct dead-lettered offsets; cursor is __QUEUE_MODE__'s row (nulls and 0 when
+-- queue mode never read the partition); batchesConsumed is null: the engine keeps no count of
+-- rounds. lastActivity is the latest push (head_at) or settlement (last_consumed_at of any group).
+-- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
+-- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}, or null for an
+-- unknown queue. Raises: nothing. VOLATILE. Clock: p_now decides which leases are live.
+create or replace function queen.status_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  with q as (
+    select * from queues where tenant_id = p_tenant and name = p_queue
+  ), d as (
+    select x.*, x.hw - x.log_start as total,
+           greatest(x.hw - x.log_start - x.pending - x.processing, 0) as completed,
+           (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id) as dead_letter,
+           (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
+             order by s.base_offset desc limit 1) as oldest,
+           (select max(c.last_consumed_at) from log_consumers c where c.partition_id = x.partition_id) as settled_at,
+           qm.total_consumed, qm.committed_offset
+      from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
+      left join log_consumers qm on qm.partition_id = x.partition_id and qm.consumer_group = '__QUEUE_MODE__'
+  )
+  select jsonb_build_object(
+    'queue', jsonb_build_object(
+      'id', q.id, 'name', q.name, 'namespace', q.namespace, 'task', q.task, 'priority', q.priority,
+      'createdAt', _iso_ms(q.created_at),
+      'config', jsonb_build_object('leaseTime', q.lease_time, 'retryLimit', q.retry_limit, 'retryDelay', q.retry_delay,
+                                   'ttl', q.ttl, 'maxQueueSize', q.max_size, 'deadLetterQueue', q.dead_letter_queue)),
+    'partitions', coalesce((select jsonb_agg(jsonb_build_object(
+        'id', d.partition_id, 'name', d.name, 'createdAt', _iso_ms(d.created_at),
+        'messages', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing),
+        'stats', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing,
+                                    'completed', d.completed, 'failed', null, 'deadLetter', d.dead_letter),
+        'cursor', jsonb_build_object('totalConsumed', coalesce(d.total_consumed, 0), 'batchesConsumed', null,
+                                     'committedOffset', d.committed_offset),
+        'lastActivity', _iso_ms(nullif(greatest(coalesce(d.head_at, '-infinity'), coalesce(d.settled_at, '-infinity')), '-infinity')),
+        'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,
+        'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]'),
+    'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
+                                         'processing', coalesce(sum(processing), 0), 'completed', coalesce(sum(completed), 0),
+                                         'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d))
+  from q
+$$;
+
+-- status_queue_messages_v1: GET /api/v1/status/queues/:queue/messages. The queue's retained,
+-- undeleted frames newest first by (createdAt, offset), one page, with their status for every
+-- group (_message_state's rule, as GET /api/v1/messages). Only the newest segments that can hold
+-- the page are unnested, so the cost follows the page, not the queue.
+-- Returns: a JSON array of {id, transactionId, partitionId, queuePath, queue, partition, status,
+-- createdAt (µs), offset}, or null for an unknown queue. Raises: nothing. VOLATILE. Clock: p_now.
+create or replace function queen.status_queue_messages_v1(p_tenant text, p_queue text, p_limit integer, p_offset bigint,
+                                                          p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  with q as (
+    select id, name from queues where tenant_id = p_tenant and name = p_queue
+  ), parts as (
+    select p.id, p.name, p.log_start from log_partitions p join q on p.queue_id = q.id
+  ), heads as (
+    -- Newest segments first until they hold the page, read from the columns alone (no frames
+    -- detoasted); tombstones only ever shrink a segment, so the cut keeps a margin of as many
+    -- frames as the queue has tombstones.
+    select s.partition_id, s.base_offset, pt.name, pt.log_start,
+           sum(s.last_offset + 1 - greatest(s.base_offset, pt.log_start))
+             over (order by s.created_at desc, s.base_offset desc rows between unbounded preceding and 1 preceding) as before
+      from parts pt join log_segments s on s.partition_id = pt.id and s.last_offset >= pt.log_start
+  ), segs as (
+    select h.*, s.created_at, s.frames
+      from heads h join log_segments s on s.partition_id = h.partition_id and s.base_offset = h.base_offset
+     where coalesce(h.before, 0) < p_limit + p_offset + (select count(*) from log_tombstones t where t.partition_id in (select id from parts))
+  ), frames as (
+    select sg.partition_id, sg.name, sg.log_start, sg.created_at, sg.base_offset + u.n - 1 as frame_offset, u.f
+      from segs sg cross join lateral unnest(sg.frames) with ordinality as u(f, n)
+     where sg.base_offset + u.n - 1 >= sg.log_start
+       and not exists (select 1 from log_tombstones t where t.partition_id = sg.partition_id and t.frame_offset = sg.base_offset + u.n - 1)
+     order by sg.created_at desc, frame_offset desc
+     limit p_limit offset p_offset
+  )
+  select coalesce((select jsonb_agg(jsonb_build_object(
+      'id', f.f -> 'id', 'transactionId', f.f -> 'txn', 'partitionId', f.partition_id,
+      'queuePath', q.name || '/' || f.name, 'queue', q.name, 'partition', f.name,
+      'status', _message_state(f.partition_id, f.log_start, f.frame_offset, coalesce(p_now, now())) ->> 'status',
+      'createdAt', _iso_us(f.created_at), 'offset', f.frame_offset) order by f.created_at desc, f.frame_offset desc)
+    from frames f), '[]')
+  from q
+$$;
+
+-- status_analytics_v1: GET /api/v1/status/analytics. p_filter {interval: minute|hour|day, from, to,
+-- queue?, namespace?, task?}. Zero-filled buckets of the interval (UTC) over the range, summed over
+-- the queues in scope; at most 10 000 buckets.
+-- Returns: {interval, timeRange:{from, to}, series:[{timestamp, ingested, processed, deadLettered}],
+-- totals:{ingested, processed, deadLettered}}. Raises: QM400 when the range needs more than 10 000
+-- buckets of the interval, or the interval is not minute, hour or day. VOLATILE.
+create or replace function queen.status_analytics_v1(p_tenant text, p_filter jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_interval text := p_filter ->> 'interval';
+  v_from timestamptz := (p_filter ->> 'from')::timestamptz;
+  v_to timestamptz := (p_filter ->> 'to')::timestamptz;
+  v_step interval;
+  v_result jsonb;
+begin
+  v_step := case v_interval when 'minute' then interval '1 minute' when 'hour' then interval '1 hour'
+                            when 'day' then interval '1 day' end;
+  if v_step is null then
+    raise exception using errcode = 'QM400', message = 'interval must be one of minute, hour, day';
+  end if;
+  if extract(epoch from v_to - date_trunc(v_interval, v_from, 'UTC')) / extract(epoch from v_step) >= 10000 then
+    raise exception using errcode = 'QM400', message = format('from/to spans more than 10000 %s buckets', v_interval);
+  end if;
+
+  with points as (
+    select gs as bucket from generate_series(date_trunc(v_interval, v_from, 'UTC'), v_to, v_step) gs
+  ), m as (
+    select date_trunc(v_interval, qm.bucket, 'UTC') as bucket, sum(qm.pushed) as pushed, sum(qm.consumed) as consumed,
+           sum(qm.dead_lettered) as dead
+      from queue_metrics qm
+     where qm.queue_id in (select id from _status_scope(p_tenant, p_filter))
+       and qm.bucket >= date_trunc('minute', v_from) and qm.bucket <= v_to
+     group by 1
+  ), s as (
+    select pt.bucket, coalesce(m.pushed, 0) as pushed, coalesce(m.consumed, 0) as consumed, coalesce(m.dead, 0) as dead
+      from points pt left join m on m.bucket = pt.bucket
+  )
+  select jsonb_build_object(
+    'interval', v_interval,
+    'timeRange', jsonb_build_object('from', _iso_ms(v_from), 'to', _iso_ms(v_to)),
+    'series', coalesce((select jsonb_agg(jsonb_build_object('timestamp', _iso_ms(bucket), 'ingested', pushed,
+                                                            'processed', consumed, 'deadLettered', dead) order by bucket) from s), '[]'),
+    'totals', (select jsonb_build_object('ingested', coalesce(sum(pushed), 0), 'processed', coalesce(sum(consumed), 0),
+                                         'deadLettered', coalesce(sum(dead), 0)) from s))
+    into v_result;
+  return v_result;
+end
+$$;
+
+-- analytics_queue_ops_v1: GET /api/v1/analytics/queue-ops. p_filter {from, to, queue?}. Per queue and
+-- bucket (bucketMinutes as /status chooses it), only the buckets in which the queue has counters.
+-- Returns: {timeRange:{from, to}, bucketMinutes, series:[{timestamp, queue, ingested, processed,
+-- deadLettered}]} ordered by (timestamp, queue). Raises: nothing. VOLATILE.
+create or replace function queen.analytics_queue_ops_v1(p_tenant text, p_filter jsonb)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  with b as (
+    select (p_filter ->> 'from')::timestamptz as t_from, (p_filter ->> 'to')::timestamptz as t_to,
+           _status_bucket_minutes((p_filter ->> 'from')::timestamptz, (p_filter ->> 'to')::timestamptz) as minutes
+  ), m as (
+    select _status_bucket(qm.bucket, b.minutes) as bucket, s.name as queue, sum(qm.pushed) as pushed,
+           sum(qm.consumed) as consumed, sum(qm.dead_lettered) as dead
+      from b, _status_scope(p_tenant, p_filter) s join queue_metrics qm on qm.queue_id = s.id
+     where qm.bucket >= date_trunc('minute', b.t_from) and qm.bucket <= b.t_to
+     group by 1, 2
+  )
+  select jsonb_build_object(
+    'timeRange', jsonb_build_object('from', _iso_ms(b.t_from), 'to', _iso_ms(b.t_to)),
+    'bucketMinutes', b.minutes,
+    'series', coalesce((select jsonb_agg(jsonb_build_object('timestamp', _iso_ms(bucket), 'queue', queue, 'ingested', pushed,
+                                                            'processed', consumed, 'deadLettered', dead) order by bucket, queue) from m), '[]'))
+  from b
+$$;
+
+-- analytics_queue_lag_v1: GET /api/v1/analytics/queue-lag. Current lag per (queue, registered group),
+-- live: offsetLag = Σ pending of that group's cursors (a partition without its row owes its whole
+-- retained range, ENGINE 4), timeLagSeconds = age of the oldest pending frame (the segment at the
+-- cursor), 0 when nothing is pending. p_queue narrows to one queue.
+-- Returns: {items:[{queue, consumerGroup, partitions, offsetLag, timeLagSeconds}]} ordered by
+-- (queue, consumerGroup). Raises: nothing. VOLATILE. Clock: p_now.
+create or replace function queen.analytics_queue_lag_v1(p_tenant text, p_queue text default null, p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  with g as (
+    select q.id, q.name, cg.consumer_group
+      from queues q join consumer_groups cg on cg.queue_id = q.id
+     where q.tenant_id = p_tenant and (p_queue is null or q.name = p_queue)
+  ), lag as (
+    select g.name, g.consumer_group, count(d.partition_id) as partitions, coalesce(sum(d.pending), 0) as offset_lag,
+           coalesce(max(extract(epoch from coalesce(p_now, now()) - (
+             select s.created_at from log_segments s
+              where s.partition_id = d.partition_id and s.base_offset <= d.c
+              order by s.base_offset desc limit 1))) filter (where d.pending > 0), 0) as time_lag
+      from g left join lateral _partition_depth(g.id, g.consumer_group, coalesce(p_now, now())) d on true
+     group by g.name, g.consumer_group
+  )
+  select jsonb_build_object('items', coalesce((select jsonb_agg(jsonb_build_object(
+      'queue', name, 'consumerGroup', consumer_group, 'partitions', partitions, 'offsetLag', offset_lag,
+      'timeLagSeconds', round(greatest(time_lag, 0)::numeric, 3)) order by name, consumer_group) from lag), '[]'))
+$$;
+
+-- analytics_retention_v1: GET /api/v1/analytics/retention. The retention options of each queue,
+-- retainedBytes and segments as the retained-bytes lane last counted them (0 before its first
+-- pass), and oldestRetainedAt live (a primary-key probe at each partition's log_start). p_queue
+-- narrows to one queue.
+-- Returns: {items:[{queue, retentionEnabled, retentionSeconds, completedRetentionSeconds,
+-- maxWaitTimeSeconds, retainedBytes, segments, oldestRetainedAt}]} ordered by queue.
+-- Raises: nothing. VOLATILE.
+create or replace function queen.analytics_retention_v1(p_tenant text, p_queue text default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object('items', coalesce(jsonb_agg(jsonb_build_object(
+      'queue', q.name, 'retentionEnabled', q.retention_enabled, 'retentionSeconds', q.retention_seconds,
+      'completedRetentionSeconds', q.completed_retention_seconds, 'maxWaitTimeSeconds', q.max_wait_time_seconds,
+      'retainedBytes', coalesce(st.retained_bytes, 0), 'segments', coalesce(st.segment_count, 0),
+      'oldestRetainedAt', _iso_ms((select min((select s.created_at from log_segments s
+                                                where s.partition_id = p.id and s.base_offset <= p.log_start and s.last_offset >= p.log_start
+                                                order by s.base_offset desc limit 1))
+                                     from log_partitions p where p.queue_id = q.id and p.last_offset >= p.log_start)))
+      order by q.name), '[]'))
+    from queues q left join stats st on st.queue_id = q.id
+   where q.tenant_id = p_tenant and (p_queue is null or q.name = p_queue)
+$$;
