@@ -1,7 +1,8 @@
 // Two tenants, same queue names (issue #8 item 4, API §4): tenant B sees nothing of tenant A on
 // any route family, pops nothing of it, cannot ack, extend, configure or delete A's things, and
 // its sweeps and fetches never name A's partitions. A's state is read back after every attempt.
-// Route families that land later (consumer groups, status) add their cases here.
+// Consumer groups and status have their own two-tenant tests (consumer-groups-tenancy.test.ts,
+// status.test.ts); broker-wide routes are refused to tenant-bound tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { writtenRows } from '../helpers/engine.js'
@@ -120,5 +121,19 @@ describe('two tenants', () => {
     expect(res.body).toMatchObject({ success: false, deleted: 0 })
     expect(await writtenRows(app)).toEqual(before)
     expect(await app.database.sql('select * from queen.log_tombstones')).toEqual([])
+  })
+
+  it("names none of A's queues in its status and analytics once its own 'shared' is gone", async () => {
+    // B deleted its own 'shared' above; A's queue of the same name must not show through.
+    await app.json('POST', '/api/v1/stats/refresh', undefined, A)
+    const names = (body: unknown) => JSON.stringify(body).includes('"shared"')
+    for (const path of ['/api/v1/status/queues', '/api/v1/analytics/queue-lag', '/api/v1/analytics/retention', '/api/v1/analytics/queue-ops']) {
+      const mine = await app.json('GET', path, undefined, A)
+      const theirs = await app.json('GET', path, undefined, B)
+      expect(theirs.status, path).toBe(200)
+      expect(names(theirs.body), path).toBe(false)
+      if (path !== '/api/v1/analytics/queue-ops') expect(names(mine.body), path).toBe(true)
+    }
+    expect((await app.json('GET', '/api/v1/status/queues/shared', undefined, B)).status).toBe(404)
   })
 })
