@@ -243,6 +243,13 @@ begin
       -- Conflation reads only the newest visible frame; the lease still covers [c, vh − 1] (below).
       v_lo := case when r.conflate then v_vh - 1 else v_c.committed_offset end;
       v_hi := case when r.conflate then v_vh - 1 else least(v_vh - 1, v_c.committed_offset + v_frames_left - 1) end;
+      if r.conflate then
+        -- The newest frame that was not deleted (D20); the loop above left the cursor below it.
+        while v_lo > v_c.committed_offset and exists (select 1 from log_tombstones t where t.partition_id = r.pid and t.frame_offset = v_lo) loop
+          v_lo := v_lo - 1;
+        end loop;
+        v_hi := v_lo;
+      end if;
       with sl as (
         select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, s.created_at, o.frame
           from log_segments s

@@ -162,6 +162,15 @@ describe('DELETE /api/v1/messages/:partitionId/:transactionId', () => {
     expect((await pop(app, 'skipped')).status).toBe(204)
   })
 
+  it('hands a conflating group the newest message that was not deleted', async () => {
+    const pushed = await push(app, [0, 1, 2].map((i) => ({ queue: 'latest', partition: 'p', payload: i, transactionId: `lt-${i}` })))
+    await app.json('DELETE', `/api/v1/messages/${pushed[0]!.partition_id}/lt-2`)
+    const popped = await pop(app, 'latest', { consumerGroup: 'view', delivery: 'conflate' })
+    expect(popped.messages.map((m) => m.data)).toEqual([1])
+    await ack(app, acksOf(popped.messages), 'view')
+    expect((await get('/api/v1/resources/queues/latest/depth?group=view')).body).toMatchObject({ pending: 0 })
+  })
+
   it('still lets an ack of a message deleted during its round complete the round', async () => {
     const pushed = await push(app, [0, 1].map((i) => ({ queue: 'mid-round', partition: 'p', payload: i, transactionId: `mr-${i}` })))
     const popped = await pop(app, 'mid-round', { batch: 10 })
