@@ -53,6 +53,9 @@ async function main() {
         acks: messages.map((m, i) => ({ index: i, partitionId: m.partitionId, transactionId: m.transactionId, offset: null, consumerGroup: null, leaseId: m.leaseId, status: 'completed', error: null })),
       })
     await ackAll((await db.call('log_pop_v1', { tenant, request })).messages)
+    // BENCH_EXPLAIN_ANALYZE=1 refreshes planner statistics first: plans differ before and after
+    // autovacuum's first ANALYZE of the freshly filled tables, and so can a benchmark run.
+    if (process.env.BENCH_EXPLAIN_ANALYZE === '1') await pool.query('analyze')
     printing = true
     console.log(`==== push of 100 frames to one partition of ${partitions}`)
     await db.call('log_push_v1', { tenant, items: Array.from({ length: 100 }, (_, i) => item(i, 'p7')) })
