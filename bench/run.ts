@@ -51,6 +51,9 @@ interface Row {
   /** Top-level statements per HTTP call of each route, in this workload. */
   roundTrips?: Record<string, number>
   costs?: ReturnType<typeof perMessage>
+  /** Times autovacuum/ANALYZE had analysed each queen table when the workload started: plans over
+   * freshly filled tables change after the first analyse, and so can a figure. */
+  analysedBefore?: Record<string, number>
 }
 
 const rows: Row[] = []
@@ -122,8 +125,9 @@ async function main() {
 
     const measure = async (workload: string, system: Row['system'], fn: () => Promise<LoopResult>, rtRoutes?: Record<string, [string, string]>) => {
       const before = new Map(client.counts)
+      const analysedBefore = system === 'queen' ? await analyses(admin) : undefined
       const { result, profile } = await profiled(targets, fn)
-      const row: Row = { workload, system, result, profile }
+      const row: Row = { workload, system, result, profile, ...(analysedBefore ? { analysedBefore } : {}) }
       row.costs = perMessage(row)
       if (rtRoutes && profile.statements) {
         row.roundTrips = {}
@@ -258,6 +262,14 @@ async function main() {
   } finally {
     await cleanup()
   }
+}
+
+async function analyses(admin: pg.Client): Promise<Record<string, number>> {
+  const { rows } = await admin.query<{ relname: string; n: number }>(
+    `select relname, (analyze_count + autoanalyze_count)::int as n from pg_stat_user_tables
+      where schemaname = 'queen' and relname in ('log_partitions', 'log_segments', 'log_consumers', 'consumer_groups', 'log_txns')`,
+  )
+  return Object.fromEntries(rows.map((r) => [r.relname, r.n]))
 }
 
 async function waitHealthy(client: HttpClient, broker: ChildProcess, brokerLog: string[]) {
