@@ -41,7 +41,13 @@ export async function freePort(): Promise<number> {
  * once and kept beside the cluster, so a restart reuses the same credentials. createPostgresUser
  * lets it run as root (initdb refuses root; the package then runs the server as user postgres).
  */
-export async function startEmbeddedPostgres(options: { dataDir: string; port?: number; log?: (line: string) => void }): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(options: {
+  dataDir: string
+  port?: number
+  log?: (line: string) => void
+  /** Extra server flags (`-c name=value` pairs); the benchmarks load pg_stat_statements this way. */
+  postgresFlags?: string[]
+}): Promise<EmbeddedServer> {
   const base = resolve(options.dataDir)
   const dataDir = join(base, 'pgdata')
   const secretFile = join(base, 'password')
@@ -60,7 +66,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port?: n
     persistent: true,
     createPostgresUser: true,
     authMethod: 'scram-sha-256',
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', ...(options.postgresFlags ?? [])],
     onLog: (m: unknown) => options.log?.(String(m)),
     onError: (m: unknown) => options.log?.(String(m)),
   })
