@@ -7,13 +7,15 @@
 create or replace function queen._uuid_v7(p_now timestamptz default null)
 returns uuid
 language sql volatile
-set search_path = queen, pg_catalog
+-- No SET clause and only schema-qualified built-ins: PostgreSQL inlines a plain SQL function, and a
+-- SET clause would forbid that, costing a full call with a GUC save/restore per frame (BENCHMARKS.md).
 as $$
-  select encode(
-           set_bit(set_bit(
-             overlay(uuid_send(gen_random_uuid())
-                     placing substring(int8send(floor(extract(epoch from coalesce(p_now, clock_timestamp())) * 1000)::bigint) from 3)
-                     from 1 for 6),
+  select pg_catalog.encode(
+           pg_catalog.set_bit(pg_catalog.set_bit(
+             pg_catalog.overlay(pg_catalog.uuid_send(pg_catalog.gen_random_uuid()),
+                                pg_catalog.substring(pg_catalog.int8send(pg_catalog.floor(
+                                  pg_catalog.date_part('epoch', coalesce(p_now, pg_catalog.clock_timestamp())) * 1000)::bigint), 3),
+                                1, 6),
              52, 1), 53, 1),
            'hex')::uuid
 $$;

@@ -51,7 +51,7 @@ $$;
 create or replace function queen._is_uuid(p_text text)
 returns boolean
 language sql immutable
-set search_path = queen, pg_catalog
+-- No SET clause, so it is inlined (see _uuid_v7); `~*` is pg_catalog's text operator.
 as $$
-  select p_text ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+  select p_text operator(pg_catalog.~*) '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 $$;
