@@ -306,3 +306,31 @@ export function summarise(result: ScenarioResult): Record<string, number> {
   )
   return failures(r)
 }
+
+export interface HealthSample {
+  sentAt: number
+  doneAt: number
+  status: number
+  database: string | null
+}
+
+/** Samples GET /health every intervalMs until stopped. */
+export function watchHealth(base: () => string, intervalMs = 200) {
+  const samples: HealthSample[] = []
+  let on = true
+  const loop = (async () => {
+    while (on) {
+      const sentAt = performance.now()
+      const a = await call(base(), 'GET', '/health', undefined, 5000)
+      samples.push({ sentAt, doneAt: performance.now(), status: a.status, database: a.body?.database ?? null })
+      await sleep(intervalMs)
+    }
+  })()
+  return {
+    samples,
+    async stop() {
+      on = false
+      await loop
+    },
+  }
+}
