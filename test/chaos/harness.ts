@@ -109,9 +109,9 @@ export interface LoadStats {
   unexpected: string[]
   retriedAcks: number
   retriedAckResults: Record<string, number>
-  /** Client clock (performance.now()) of every 201 push and 200 ack. */
-  pushOk: number[]
-  ackOk: number[]
+  /** Client clock (performance.now()) when each 201 push and 200 ack was sent and answered. */
+  pushOk: [number, number][]
+  ackOk: [number, number][]
 }
 
 /**
@@ -161,9 +161,10 @@ export class Load {
         return { queue: this.o.queue, partition: `p${Math.floor(rand() * this.o.partitions)}`, transactionId: `w${w}-${s}`, payload: { w, s } }
       })
       for (;;) {
+        const sentAt = performance.now()
         const a = await this.send('POST', '/api/v1/push', { items })
         if (a.status === 201) {
-          this.stats.pushOk.push(performance.now())
+          this.stats.pushOk.push([sentAt, performance.now()])
           ;(a.body as { status: string; offset: number }[]).forEach((r, i) => {
             const item = items[i]!
             this.ledger.pushed({ producer: `w${w}`, seq: item.payload.s, partition: item.partition, transactionId: item.transactionId }, r)
@@ -201,18 +202,20 @@ export class Load {
   private async ack(round: Round, messages: { transactionId: string; partitionId: string; leaseId: string; offset: number }[]): Promise<void> {
     const body = { acknowledgments: messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, offset: m.offset, status: 'completed' })) }
     round.ackAt = performance.now()
+    let sentAt = round.ackAt
     let a = await this.send('POST', '/api/v1/ack/batch', body)
     if (a.status !== 200) {
       round.ackUnknown = true
       // The SDK's retry: same body, same lease. Settled frames are no-ops; a stale lease is refused.
       await sleep(200)
       this.stats.retriedAcks++
+      sentAt = performance.now()
       a = await this.send('POST', '/api/v1/ack/batch', body)
       const outcome = a.status === 200 ? (a.body as { success: boolean; code: string | null }[]).map((r) => (r.success ? 'success' : r.code)).join(',').split(',')[0]! : String(a.status)
       this.stats.retriedAckResults[outcome] = (this.stats.retriedAckResults[outcome] ?? 0) + 1
       if (a.status !== 200) return
     }
-    this.stats.ackOk.push(performance.now())
+    this.stats.ackOk.push([sentAt, performance.now()])
     ;(a.body as { success: boolean; code: string | null }[]).forEach((r, i) => {
       if (r.success) round.completed.push(messages[i]!.offset)
       else if (r.code === 'lease_invalid' || r.code === 'lease_expired' || r.code === 'lease_not_found') round.leaseLost = true
@@ -264,11 +267,14 @@ export class Load {
     return report
   }
 
-  /** Milliseconds from t to the first 201 push and first 200 ack at or after it (-1: none). */
+  /**
+   * Recovery after a fault ended at t: milliseconds from t until the first 201 push and the first
+   * 200 ack among requests sent at or after t (-1: none came).
+   */
   recovery(t: number): { push: number; ack: number } {
-    const first = (list: number[]) => {
-      const x = list.find((v) => v >= t)
-      return x === undefined ? -1 : Math.round(x - t)
+    const first = (list: [number, number][]) => {
+      const done = list.filter(([sent]) => sent >= t).map(([, d]) => d)
+      return done.length ? Math.round(Math.min(...done) - t) : -1
     }
     return { push: first(this.stats.pushOk), ack: first(this.stats.ackOk) }
   }
@@ -300,7 +306,7 @@ export function summarise(result: ScenarioResult): Record<string, number> {
       `redelivered ${r.redeliveries} (unexplained ${r.unexplainedDuplicates}), dlq ${r.dlq} (unexplained ${r.unexplainedDlq}), ` +
       `duplicate answers ${r.duplicateAnswers}, unknown pushes ${r.unknownPushes}, lost pop answers ${r.lostPopAnswers}; ` +
       `requests ${result.load.requests}, no answer ${result.load.noAnswer}, 503 ${result.load.retryable503}, unexpected ${result.load.unexpected.length}; ` +
-      `recovery worst push ${worst('push')} ms, ack ${worst('ack')} ms; ${JSON.stringify(result.notes)}` +
+      `recovery (first success sent after the fault ended) worst push ${worst('push')} ms, ack ${worst('ack')} ms; ${JSON.stringify(result.notes)}` +
       (r.problems.length ? `\n  problems: ${r.problems.slice(0, 5).join('; ')}` : '') +
       (result.load.unexpected.length ? `\n  unexpected: ${result.load.unexpected.slice(0, 5).join('; ')}` : ''),
   )

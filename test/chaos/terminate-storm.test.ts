@@ -53,7 +53,7 @@ it(`survives terminating every broker connection every ${EVERY_MS} ms for ${STOR
   const failing = summarise({
     scenario: 'pg_terminate_backend storm', variant: FULL ? 'full' : 'short', seconds: (performance.now() - started) / 1000, faults: rounds,
     recoveryMs: [load.recovery(stormEnd)], report, load: load.summary(),
-    notes: { terminatedBackends: terminated, everyMs: EVERY_MS, pushesDuringStorm: load.stats.pushOk.filter((t) => t >= stormStart && t <= stormEnd).length },
+    notes: { terminatedBackends: terminated, everyMs: EVERY_MS, pushesDuringStorm: load.stats.pushOk.filter(([, t]) => t >= stormStart && t <= stormEnd).length },
   })
   expect(failing, report.problems.join('\n')).toEqual({})
   expect(load.stats.unexpected).toEqual([])
