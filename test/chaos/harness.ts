@@ -171,8 +171,10 @@ export class Load {
           })
           break
         }
-        if (a.status === 0) this.ledger.pushUnknown(n)
-        else if (a.status !== 503) break // recorded as unexpected; a deterministic refusal is not retried
+        // A 503 normally means nothing was written (API 2.3), but not when only the commit's answer
+        // was lost between PostgreSQL and the broker: the client cannot tell, so neither does the ledger.
+        if (a.status === 0 || a.status === 503) this.ledger.pushUnknown(n)
+        if (a.status !== 0 && a.status !== 503) break // recorded as unexpected; a deterministic refusal is not retried
         await sleep(100 + rand() * 200)
       }
     }
@@ -190,7 +192,7 @@ export class Load {
         await this.ack(round, messages)
         continue
       }
-      if (a.status === 0) this.ledger.popUnknown()
+      if (a.status === 0 || a.status === 503) this.ledger.popUnknown()
       if (a.status !== 204) {
         await sleep(100 + rand() * 200)
         continue
@@ -299,7 +301,7 @@ export interface ScenarioResult {
 /** Prints one line a person (and docs/reliability.md) can read, and returns the failing counts. */
 export function summarise(result: ScenarioResult): Record<string, number> {
   const r = result.report
-  const worst = (k: 'push' | 'ack') => Math.max(-1, ...result.recoveryMs.map((m) => m[k]))
+  const worst = (k: 'push' | 'ack') => (result.recoveryMs.length ? String(Math.max(...result.recoveryMs.map((m) => m[k]))) : 'n/a')
   console.log(
     `[chaos] ${result.scenario} (${result.variant}, ${result.seconds.toFixed(0)} s, ${result.faults} faults): ` +
       `acknowledged ${r.acknowledged}, lost ${r.lost}, duplicated ${r.duplicateMessages}, out-of-order ${r.outOfOrder}, ` +
