@@ -8,7 +8,7 @@ import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
 
 const KILLS = FULL ? 10 : 2
-const UP_MS = FULL ? 3000 : 1500
+const UP_MS = FULL ? 3000 : 1000
 const RETRY_LIMIT = 20
 
 let database: TestDatabase

@@ -1,6 +1,6 @@
 // Chaos: ambiguous commits. The broker reaches PostgreSQL through a proxy that drops the
 // connection right after a call's commit, before its answer (test/chaos/commit-drop-proxy.ts),
-// for 5% of calls (30 s in `npm run chaos`, 5 s in `npm test`). The broker can only answer 503;
+// for 5% of calls (30 s in `npm run chaos`, 3 s in `npm test`). The broker can only answer 503;
 // the producer retries with the same transactionIds and must be told `duplicate` with the first
 // offset — never get a second message — and a retried ack must be harmless. The ledger checks
 // both (duplicateMessages, unexplained redeliveries) besides loss and order.
@@ -10,7 +10,7 @@ import { startCommitDropProxy, type CommitDropProxy } from './commit-drop-proxy.
 import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
 import { rng } from './ledger.js'
 
-const RUN_MS = FULL ? 30_000 : 5000
+const RUN_MS = FULL ? 30_000 : 3000
 const DROP_RATE = 0.05
 const RETRY_LIMIT = 20
 

@@ -123,16 +123,23 @@ it(`answers ${REQUESTS} hostile requests with 4xx envelopes or documented succes
   const [counts] = await sql<{ dlq: number; traces: number }>(`
     select (select count(*) from queen.log_dlq)::int as dlq, (select count(*) from queen.message_traces)::int as traces`)
 
+  // The body cap is enforced on every route that reads a body, before anything else can fail.
+  const bodyRoutes = new Set(['configure', 'push', 'ack', 'ack batch', 'transaction', 'lease extend', 'partitions changed', 'fetch', 'stats refresh', 'traces', 'kv put'])
+  const oversized = outcomes.filter((o) => bodyRoutes.has(o.request.route) && ['POST', 'PUT'].includes(o.request.method) && bodyBytes(o.request.body) > Number(LIMITS.MAX_BODY_BYTES))
+  const capMissed = oversized.filter((o) => o.status !== 413 && (o.body as { code?: string } | null)?.code !== 'not_found')
+
   const perRoute: Record<string, number> = {}
   for (const r of requests) perRoute[r.route] = (perRoute[r.route] ?? 0) + 1
   const bytes = requests.reduce((n, r) => n + bodyBytes(r.body), 0)
   console.log(
     `[fuzz] ${requests.length} requests (seed ${SEED}) in ${seconds.toFixed(1)} s, ${(bytes / 1e6).toFixed(1)} MB of bodies: ` +
-      `${JSON.stringify(byClass)}; ${serverErrors.length} unexpected 5xx, ${exempt.length} configure 500 (D13), ${hangs.length} hangs, ` +
+      `${JSON.stringify(byClass)}; ${serverErrors.length} unexpected 5xx, ${exempt.length} configure 500 (D13), ${hangs.length} hangs, ${oversized.length} oversized bodies (all 413: ${capMissed.length === 0}), ` +
       `${unexpected.length + frameMismatches.length} unexpected writes; ${frames} frames and ${traces} traces written by successes; routes ${JSON.stringify(perRoute)}`,
   )
   expect(requests.length).toBeGreaterThanOrEqual(REQUESTS)
   expect(hangs.map((r) => `${r.method} ${r.path}`)).toEqual([])
+  expect(oversized.length).toBeGreaterThan(0)
+  expect(capMissed.length, show(capMissed)).toBe(0)
   expect(serverErrors.length, show(serverErrors)).toBe(0)
   expect(badEnvelopes.length, show(badEnvelopes)).toBe(0)
   expect(unexpected.map((r) => `${r.what} ${JSON.stringify(r.name)}`), 'rows no succeeded request named').toEqual([])

@@ -171,7 +171,12 @@ export function requestArbitrary(i: number): fc.Arbitrary<FuzzRequest> {
         route: t.route,
         method,
         path: path + query,
-        headers: { ...headers, ...(contentType ? { 'content-type': contentType } : {}) },
+        // Content-Length as a socket client sends it, so the cap is the chain's first step (API 3.5).
+        headers: {
+          ...headers,
+          ...(contentType ? { 'content-type': contentType } : {}),
+          ...(body !== undefined && method !== 'GET' && method !== 'HEAD' ? { 'content-length': String(bodyBytes(body)) } : {}),
+        },
         body: method === 'GET' || method === 'HEAD' ? undefined : body,
       })),
   )

@@ -1,5 +1,5 @@
 // Chaos: a session left idle in a transaction, holding a snapshot that pins the xmin horizon (so
-// no dead row of any table can be vacuumed), for a minute in `npm run chaos` and 5 s in
+// no dead row of any table can be vacuumed), for a minute in `npm run chaos` and 3 s in
 // `npm test`, while the load continues. Nothing the broker does may wait on that session: no
 // call blocks, the ledger is clean, and throughput before, during and after is reported.
 import pg from 'pg'
@@ -7,8 +7,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
 
-const PIN_MS = FULL ? 60_000 : 5000
-const AROUND_MS = FULL ? 5000 : 2000
+const PIN_MS = FULL ? 60_000 : 3000
+const AROUND_MS = FULL ? 5000 : 1000
 const RETRY_LIMIT = 20
 
 let database: TestDatabase

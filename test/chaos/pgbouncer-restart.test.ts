@@ -10,7 +10,7 @@ import { findPgBouncer, startPgBouncer, type PgBouncer } from '../helpers/pgboun
 import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
 
 const RESTARTS = FULL ? 3 : 1
-const UP_MS = FULL ? 4000 : 2000
+const UP_MS = FULL ? 4000 : 1000
 const DOWN_MS = 500
 const RETRY_LIMIT = 20
 const binary = findPgBouncer()

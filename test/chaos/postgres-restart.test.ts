@@ -1,5 +1,5 @@
 // Chaos: PostgreSQL stopped and restarted under load (twice for 5 s in `npm run chaos`, once for
-// 2 s in `npm test`), the broker on a server of its own. Meanwhile every route answers 503
+// 1.5 s in `npm test`), the broker on a server of its own. Meanwhile every route answers 503
 // db_unavailable with Retry-After (checked by the load for every answer) and /health says
 // 503 "disconnected" — sampled throughout, and every sample taken wholly inside an outage must
 // say so, every sample wholly inside an up period must say healthy once the broker has reconnected.
@@ -13,8 +13,8 @@ import { startEmbeddedPostgres, type EmbeddedServer } from '../../src/db/embedde
 import { FULL, Load, sleep, startBroker, summarise, watchHealth, type Broker } from './harness.js'
 
 const OUTAGES = FULL ? 2 : 1
-const DOWN_MS = FULL ? 5000 : 2000
-const UP_MS = FULL ? 5000 : 2000
+const DOWN_MS = FULL ? 5000 : 1500
+const UP_MS = FULL ? 5000 : 1000
 const RETRY_LIMIT = 20
 
 const dataDir = mkdtempSync(join(tmpdir(), 'queen-chaos-pg-'))

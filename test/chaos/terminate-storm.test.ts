@@ -1,5 +1,5 @@
 // Chaos: pg_terminate_backend storm. Several times a second an admin session terminates every
-// backend of the broker's database (30 s in `npm run chaos`, 4 s in `npm test`). A call whose
+// backend of the broker's database (30 s in `npm run chaos`, 3 s in `npm test`). A call whose
 // connection dies answers 503 (57P01 or a dropped socket: nothing was committed, or the commit's
 // answer was lost and the retry deduplicates); the pool reconnects by itself. The ledger must
 // show nothing lost, no second copy, nothing out of order.
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
 
-const STORM_MS = FULL ? 30_000 : 4000
+const STORM_MS = FULL ? 30_000 : 3000
 const EVERY_MS = 200
 const RETRY_LIMIT = 20
 
