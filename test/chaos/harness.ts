@@ -213,7 +213,8 @@ export class Load {
       this.stats.retriedAcks++
       sentAt = performance.now()
       a = await this.send('POST', '/api/v1/ack/batch', body)
-      const outcome = a.status === 200 ? (a.body as { success: boolean; code: string | null }[]).map((r) => (r.success ? 'success' : r.code)).join(',').split(',')[0]! : String(a.status)
+      const firstItem = a.status === 200 ? (a.body as { success: boolean; code: string | null }[])[0] : undefined
+      const outcome = firstItem ? (firstItem.success ? 'success' : String(firstItem.code)) : String(a.status)
       this.stats.retriedAckResults[outcome] = (this.stats.retriedAckResults[outcome] ?? 0) + 1
       if (a.status !== 200) return
     }
