@@ -105,6 +105,8 @@ export interface LoadStats {
   noAnswer: number
   /** 503 answers, all of which carried db_unavailable (or another documented 503 code) and Retry-After. */
   retryable503: number
+  /** The codes those 503s carried. */
+  codes503: Record<string, number>
   /** Any 5xx that is not a documented 503 with Retry-After, or any unexpected 4xx: defects. */
   unexpected: string[]
   retriedAcks: number
@@ -121,7 +123,7 @@ export interface LoadStats {
  */
 export class Load {
   readonly ledger = new Ledger()
-  readonly stats: LoadStats = { requests: 0, noAnswer: 0, retryable503: 0, unexpected: [], retriedAcks: 0, retriedAckResults: {}, pushOk: [], ackOk: [] }
+  readonly stats: LoadStats = { requests: 0, noAnswer: 0, retryable503: 0, codes503: {}, unexpected: [], retriedAcks: 0, retriedAckResults: {}, pushOk: [], ackOk: [] }
   private producing = true
   private running: Promise<void>[] = []
   private producersDone: Promise<void> = Promise.resolve()
@@ -138,7 +140,10 @@ export class Load {
     const a = await call(this.o.base(), method, path, body)
     this.stats.requests++
     if (a.status === 0) this.stats.noAnswer++
-    else if (a.status === 503 && a.headers?.get('retry-after') && typeof a.body?.code === 'string') this.stats.retryable503++
+    else if (a.status === 503 && a.headers?.get('retry-after') && typeof a.body?.code === 'string') {
+      this.stats.retryable503++
+      this.stats.codes503[a.body.code] = (this.stats.codes503[a.body.code] ?? 0) + 1
+    }
     else if (a.status >= 400) {
       if (this.stats.unexpected.length < 50) this.stats.unexpected.push(`${method} ${path} → ${a.status} ${JSON.stringify(a.body).slice(0, 200)}`)
     }
