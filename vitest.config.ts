@@ -1,5 +1,6 @@
 // Three projects over one PostgreSQL (test/global-setup.ts): `node` runs everything but the edge
-// and chaos suites; `workerd` runs the real worker bundle; `pooler` re-runs the HTTP suite through
+// suite, test/chaos included in its short variant (`npm run chaos` sets QUEEN_CHAOS=full and runs
+// test/chaos alone at full length); `workerd` runs the real worker bundle; `pooler` re-runs the HTTP suite through
 // PgBouncer in transaction mode. Without a pgbouncer binary the pooler project is left out with a
 // printed notice (never silently).
 import { defineConfig } from 'vitest/config'
@@ -14,7 +15,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/edge/**', 'test/chaos/**'] } },
+      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/edge/**'] } },
       { extends: true, test: { name: 'workerd', include: ['test/edge/**/*.test.ts'] } },
       ...(hasPgBouncer
         ? [{ extends: true as const, test: { name: 'pooler', include: ['test/http/**/*.test.ts'], env: { QUEEN_TEST_POOLER: '1' } } }]

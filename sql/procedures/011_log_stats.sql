@@ -214,6 +214,13 @@ begin
      order by q.id
      limit case when p_tenant is null then greatest(p_limit, 1) end
   loop
+    -- A queue deleted since the scan began is skipped: the key-share lock waits for a deleting
+    -- transaction (as the foreign-key check below would) and then finds no row, where the insert
+    -- would have raised 23503 (a 500 of POST /stats/refresh racing a queue delete, found by the fuzzer).
+    perform 1 from queues where id = r.id for key share;
+    if not found then
+      continue;
+    end if;
     insert into stats as s (queue_id, tenant_id, partition_count, total, pending, processing, hw_total, committed_total, computed_at)
     values (r.id, r.tenant_id, r.partitions, r.total, r.pending, r.processing, r.hw_total, r.committed_total, v_now)
     on conflict (queue_id) do update

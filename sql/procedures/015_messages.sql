@@ -114,7 +114,7 @@ begin
      where s.base_offset + u.n - 1 >= p.log_start
        and not exists (select 1 from log_tombstones t where t.partition_id = p.id and t.frame_offset = s.base_offset + u.n - 1)
      order by s.created_at desc, frame_offset desc
-     limit case when v_status is null then v_limit + v_offset end
+     limit case when v_status is null then v_limit::bigint + v_offset end
   ), stated as (
     select f.*, _message_state(f.id, f.log_start, f.frame_offset, v_now) as st from frames f
   ), page as (

@@ -15,6 +15,19 @@ const GUARDS = new WeakSet<MiddlewareHandler<AppEnv>>()
 /** True for the handlers routeGuard made: the declaration test finds undeclared routes by their absence. */
 export const isRouteGuard = (handler: unknown): boolean => GUARDS.has(handler as MiddlewareHandler<AppEnv>)
 
+/**
+ * PostgreSQL text cannot hold U+0000, so a path segment or query value carrying it (`%00`) would
+ * fail inside the procedure as a 500; like the body's (http/body.ts), it is refused first (API §2.2).
+ */
+function refuseNul(params: Record<string, string>, query: URLSearchParams): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (value.includes('\u0000')) throw badRequest(`${name} must not contain U+0000`)
+  }
+  for (const [name, value] of query) {
+    if (name.includes('\u0000') || value.includes('\u0000')) throw badRequest(`query parameter ${JSON.stringify(name)} must not contain U+0000`)
+  }
+}
+
 export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authenticator): MiddlewareHandler<AppEnv> {
   const tenancyHeader = spec.tenant === 'required' ? config.QUEEN_TENANCY_HEADER : undefined
   const guard: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -45,6 +58,7 @@ export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authen
       throw new HttpError(403, 'tenant_forbidden', 'Tenant-bound tokens cannot change broker-wide settings')
     }
 
+    refuseNul(c.req.param() as Record<string, string>, new URL(c.req.url).searchParams)
     if (spec.body !== 'none') c.set('body', await readJsonBody(c.req.raw, spec.body, config.MAX_BODY_BYTES))
     await next()
   }

@@ -3,6 +3,9 @@
 // is a 400 naming the parameter, never a silent default.
 import { badRequest } from '../errors.js'
 
+/** PostgreSQL's integer maximum: paging offsets reach SQL as integer, so larger ones are clamped to it. */
+export const INT_MAX = 2_147_483_647
+
 export class Query {
   private readonly params: URLSearchParams
 

@@ -1,6 +1,6 @@
 // GET /api/v1/dlq (API 5.10): dead-lettered copies, newest failure first, every filter honoured;
 // an unknown queue is an empty list. Payloads are decrypted here.
-import { parseInstant, Query } from '../http/query.js'
+import { INT_MAX, parseInstant, Query } from '../http/query.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { reveal } from '../reveal.js'
 
@@ -10,7 +10,7 @@ export const dlqRoutes = [
     const from = q.string('from')
     const to = q.string('to')
     const limit = Math.max(q.int('limit', 100, 0, 1000), 1)
-    const offset = q.int('offset', 0, 0, Number.MAX_SAFE_INTEGER)
+    const offset = q.int('offset', 0, 0, INT_MAX)
     const filter = {
       queue: q.string('queue'),
       consumerGroup: q.string('consumerGroup'),

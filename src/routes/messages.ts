@@ -3,7 +3,7 @@
 import type { Context } from 'hono'
 import { HttpError } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
-import { parseInstant, Query } from '../http/query.js'
+import { INT_MAX, parseInstant, Query } from '../http/query.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { isUuid } from '../ids.js'
 import { reveal } from '../reveal.js'
@@ -34,7 +34,7 @@ export const messageRoutes = [
       from: from ? parseInstant(from, 'from') : new Date(now - HOUR_MS).toISOString(),
       to: to ? parseInstant(to, 'to') : new Date(now).toISOString(),
       limit: Math.max(q.int('limit', 200, 0, 1000), 1),
-      offset: q.int('offset', 0, 0, Number.MAX_SAFE_INTEGER),
+      offset: q.int('offset', 0, 0, INT_MAX),
     }
     return c.json(await c.var.db.call('log_messages_v1', { tenant: c.var.tenant, filter }))
   }),

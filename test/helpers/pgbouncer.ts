@@ -9,6 +9,7 @@ import { freePort } from '../../src/db/embedded.js'
 
 export interface PgBouncer {
   address: string
+  port: number
   stop(): Promise<void>
 }
 
@@ -20,11 +21,12 @@ export function findPgBouncer(): string | null {
   return which.status === 0 && which.stdout.trim() ? which.stdout.trim() : null
 }
 
-export async function startPgBouncer(binary: string, serverUrl: string): Promise<PgBouncer> {
+/** `port` reuses an address, so a restart (the chaos scenario) comes back where clients look. */
+export async function startPgBouncer(binary: string, serverUrl: string, options: { port?: number } = {}): Promise<PgBouncer> {
   const server = new URL(serverUrl)
   const user = decodeURIComponent(server.username)
   const password = decodeURIComponent(server.password)
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), 'queen-pgbouncer-'))
   chmodSync(dir, 0o755)
   // Clients are trusted (loopback, test only); PgBouncer logs in to PostgreSQL with the real
@@ -64,6 +66,7 @@ export async function startPgBouncer(binary: string, serverUrl: string): Promise
   })
   return {
     address: `127.0.0.1:${port}`,
+    port,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((done) => child.once('exit', done))

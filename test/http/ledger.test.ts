@@ -5,11 +5,13 @@
 // leases overlapped on one partition, and every repeated delivery is explained by an expiry or a
 // failed ack. Some messages are poison (every ack fails) and must end in the DLQ. The issue's
 // 20 000 messages run direct; through PgBouncer (the pooler project) 5 000 keep `npm test` quick.
-// LEDGER_MESSAGES overrides both.
+// LEDGER_MESSAGES overrides both. The records and the checks are the shared ledger oracle
+// (test/chaos/ledger.ts), which the chaos scenarios use too.
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { throughPooler } from '../helpers/database.js'
 import { configureQueue, type Popped } from '../helpers/engine.js'
+import { failures, Ledger, rng } from '../chaos/ledger.js'
 
 const MESSAGES = Number(process.env.LEDGER_MESSAGES ?? (throughPooler() ? 5000 : 20_000))
 const PRODUCERS = 5
@@ -24,27 +26,8 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-// A seeded generator, so a failing run can be replayed.
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff
-    return seed / 0x7fffffff
-  }
-}
-
-interface Round {
-  partition: string
-  offsets: number[]
-  popAt: number
-  ackAt: number | null
-  crashed: boolean
-  failedAt: number | null
-  leaseLost: boolean
-}
-
 it(`settles all of ${MESSAGES} messages in per-partition order with only explained duplicates`, { timeout: 120_000 }, async () => {
-  const pushed = new Map<string, { partition: string; offset: number }>()
-  const rounds: Round[] = []
+  const ledger = new Ledger()
   const completed = new Set<string>()
   const poison = new Set<string>()
   const isPoison = (p: { w: number; k: number; i: number }) => (p.w * 131 + p.k * 7 + p.i) % 211 === 0
@@ -65,7 +48,7 @@ it(`settles all of ${MESSAGES} messages in per-partition order with only explain
       expect(res.status).toBe(201)
       res.body.forEach((r: { status: string; offset: number }, i: number) => {
         expect(r.status).toBe('queued')
-        pushed.set(`${items[i]!.partition}:${r.offset}`, { partition: items[i]!.partition, offset: r.offset })
+        ledger.pushed({ producer: `w${w}`, seq: k * 1000 + i, partition: items[i]!.partition, transactionId: items[i]!.transactionId }, r)
         if (isPoison(items[i]!.payload)) poison.add(`${items[i]!.partition}:${r.offset}`)
       })
       sent += n
@@ -96,8 +79,7 @@ it(`settles all of ${MESSAGES} messages in per-partition order with only explain
       const messages = res.body.messages as Popped[]
       expect(messages.length).toBeGreaterThan(0)
       expect(messages.length).toBeLessThanOrEqual(batch)
-      const round: Round = { partition: messages[0]!.partition, offsets: messages.map((m) => m.offset), popAt, ackAt: null, crashed: false, failedAt: null, leaseLost: false }
-      rounds.push(round)
+      const round = ledger.popped(messages[0]!.partition, '__QUEUE_MODE__', messages[0]!.leaseId, messages.map((m) => ({ transactionId: m.transactionId, offset: m.offset, retryCount: m.retryCount })), popAt)
       if (rand() < 0.01) {
         round.crashed = true  // never acks: the lease must expire and the pop that reclaims it count one attempt
         continue
@@ -105,6 +87,7 @@ it(`settles all of ${MESSAGES} messages in per-partition order with only explain
       const statuses = messages.map((m) => (isPoison(m.data as { w: number; k: number; i: number }) || rand() < 0.03 ? 'failed' : 'completed'))
       const failed = messages.filter((_, i) => statuses[i] === 'failed').map((m) => m.offset)
       round.failedAt = failed.length > 0 ? Math.min(...failed) : null
+      round.failedOffsets = failed
       round.ackAt = performance.now()
       const acked = await app.json('POST', '/api/v1/ack/batch', {
         acknowledgments: messages.map((m, i) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, offset: m.offset, status: statuses[i], error: 'ledger failure' })),
@@ -115,7 +98,10 @@ it(`settles all of ${MESSAGES} messages in per-partition order with only explain
           // The only refusal an honest consumer can meet is a lease that expired under it.
           expect(r.code).toBe('lease_invalid')
           round.leaseLost = true
-        } else if (statuses[i] === 'completed') completed.add(`${messages[i]!.partition}:${messages[i]!.offset}`)
+        } else if (statuses[i] === 'completed') {
+          completed.add(`${messages[i]!.partition}:${messages[i]!.offset}`)
+          round.completed.push(messages[i]!.offset)
+        }
       })
     }
   }
@@ -145,48 +131,20 @@ it(`settles all of ${MESSAGES} messages in per-partition order with only explain
   expect(regressions).toBe(0)
   expect(highest.size).toBe(PARTITIONS)
 
-  expect(pushed.size).toBe(MESSAGES)
-  const dlq = await app.database.sql<{ key: string }>(`
-    select p.name || ':' || d.frame_offset as key from queen.log_dlq d join queen.log_partitions p on p.id = d.partition_id`)
-  const dead = new Set(dlq.map((d) => d.key))
+  expect(ledger.acked.size).toBe(MESSAGES)
+  const dlq = await app.database.sql<{ partition: string; offset: number }>(`
+    select p.name as partition, d.frame_offset::int as offset from queen.log_dlq d join queen.log_partitions p on p.id = d.partition_id`)
+  const dead = new Set(dlq.map((d) => `${d.partition}:${d.offset}`))
   expect(dead.size).toBe(dlq.length)
   // Every pushed message was completed or dead-lettered.
-  for (const key of pushed.keys()) expect(completed.has(key) || dead.has(key), key).toBe(true)
+  for (const key of ledger.acked.keys()) expect(completed.has(key) || dead.has(key), key).toBe(true)
   // Poison frames exhausted their budget (failed acks plus counted expiries) and were dead-lettered.
   expect(poison.size).toBeGreaterThan(0)
   for (const key of poison) expect(dead.has(key), key).toBe(true)
-
-  const byPartition = new Map<string, Round[]>()
-  for (const r of rounds) byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), r])
-  for (const [partition, list] of byPartition) {
-    list.sort((a, b) => a.popAt - b.popAt)
-    const firstSeen = new Set<number>()
-    let highestFirst = -1
-    const last = new Map<number, Round>()
-    for (const [i, r] of list.entries()) {
-      // Each round is a contiguous ascending range.
-      r.offsets.forEach((o, j) => expect(o).toBe(r.offsets[0]! + j))
-      // No frame is delivered before every lower offset has been.
-      expect(r.offsets[0]!, partition).toBeLessThanOrEqual(highestFirst + 1)
-      for (const o of r.offsets) {
-        const previous = last.get(o)
-        if (previous) {
-          // A repeat is explained by the previous round's expiry or a failed ack at or below it.
-          const explained = previous.crashed || previous.leaseLost || (previous.failedAt !== null && previous.failedAt <= o)
-          expect(explained, `${partition}:${o} redelivered without cause`).toBe(true)
-        }
-        last.set(o, r)
-        if (!firstSeen.has(o)) {
-          firstSeen.add(o)
-          highestFirst = Math.max(highestFirst, o)
-        }
-      }
-      // No two live leases: an honest round's next round began only after its ack was sent.
-      const next = list[i + 1]
-      if (next && !r.crashed && !r.leaseLost && r.ackAt !== null) expect(next.popAt, partition).toBeGreaterThan(r.ackAt)
-    }
-  }
+  // The oracle: nothing lost, in order, every duplicate and dead letter explained, no overlapping leases.
+  const report = ledger.check({ dlq, retryLimit: 3 })
+  expect(failures(report), report.problems.join('\n')).toEqual({})
   const [state] = await app.database.sql<{ leases: number }>(`select count(*)::int as leases from queen.log_consumers where lease_id is not null`)
   expect(state!.leases).toBe(0)
-  console.log(`[ledger] ${MESSAGES} messages, ${rounds.length} rounds, ${rounds.filter((r) => r.crashed).length} crashes, ${rounds.filter((r) => r.failedAt !== null).length} rounds with failures, ${dead.size} dead-lettered`)
+  console.log(`[ledger] ${MESSAGES} messages, ${report.rounds} rounds, ${ledger.rounds.filter((r) => r.crashed).length} crashes, ${ledger.rounds.filter((r) => r.failedAt !== null).length} rounds with failures, ${report.redeliveries} redeliveries, ${dead.size} dead-lettered`)
 })
