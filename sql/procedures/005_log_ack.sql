@@ -54,35 +54,6 @@ begin
 end
 $$;
 
--- _log_settle_through: settles every position up to and including p_offset (a conflating group's
--- ack, ENGINE 6.3): the delivered frame is the newest of its leased range, so retiring it retires
--- the older values it supersedes. Callers pass an offset inside the leased range only, so frames
--- pushed after the pop stay pending (D8). Never moves the cursor backwards.
-create or replace function queen._log_settle_through(p_c queen.log_consumers, p_offset bigint)
-returns queen.log_consumers
-language plpgsql immutable
-set search_path = queen, pg_catalog
-as $$
-declare
-  c queen.log_consumers := p_c;
-begin
-  if p_offset < c.committed_offset then
-    return c;
-  end if;
-  c.committed_offset := p_offset + 1;
-  c.acked_set := array(select x from unnest(c.acked_set) x where x > p_offset order by x);
-  while cardinality(c.acked_set) > 0 and c.acked_set[1] = c.committed_offset loop
-    c.committed_offset := c.committed_offset + 1;
-    c.acked_set := c.acked_set[2:];
-  end loop;
-  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
-    c.retry_offset := null;
-    c.retry_count := 0;
-  end if;
-  return c;
-end
-$$;
-
 -- _log_count_failure_latest: one failed attempt for a conflating group (ENGINE 6.3, D8). Unlike
 -- _log_count_failure, a newer frame supersedes a failing older one and restarts the count: only the
 -- newest value matters, so an older failure must not govern it.
@@ -129,6 +100,19 @@ begin
   end if;
   return c;
 end
+$$;
+
+-- _log_settle_through: settles every position up to and including p_offset (a conflating group's
+-- ack, ENGINE 6.3): the delivered frame is the newest of its leased range, so retiring it retires
+-- the older values it supersedes. Callers pass an offset inside the leased range only, so frames
+-- pushed after the pop stay pending (D8). Never moves the cursor backwards. It is exactly moving
+-- the frontier up to p_offset + 1, which _log_rebase does.
+create or replace function queen._log_settle_through(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select _log_rebase(p_c, p_offset + 1)
 $$;
 
 -- _log_count_failure: records one failed attempt against frame p_offset (ENGINE 6.2): the lowest
