@@ -11,10 +11,12 @@ import type { AppEnv } from './http/env.js'
 import { routeGuard } from './http/guard.js'
 import { jwtAuthenticator } from './http/jwt.js'
 import { requestLog } from './http/request-log.js'
+import type { PageDef } from './http/page.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
 import { createProcessMetrics, type ProcessMetrics } from './metrics.js'
 import { createPopWaker, type PopWaker } from './pop-waker.js'
+import { allPages } from './pages/index.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
 
@@ -26,6 +28,8 @@ export interface AppDeps {
   authenticate?: Authenticator
   /** Defaults to every route of the broker; tests may mount a subset. */
   routes?: RouteDef[]
+  /** Defaults to every page (console, API reference); tests may mount a subset. */
+  pages?: PageDef[]
   /** Long-poll wake-ups; defaults to one per app on Node and none on Workers (D24). */
   popWaker?: PopWaker | null
   /** Process counters; one per app by default, so each app (process, isolate) reports its own. */
@@ -52,6 +56,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next()
   })
 
+  for (const def of deps.pages ?? allPages()) app.get(def.path, def.handler)
   for (const def of deps.routes ?? allRoutes(VERSION)) {
     app.on(def.method, def.path, routeGuard(def, config, authenticate), def.handler)
   }
