@@ -151,6 +151,8 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
       await page.getByTestId('tenant').fill('acme')
       await page.getByRole('button', { name: 'Use' }).click()
       await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count()).toBe(1)
+      // No reconciler pass has ever covered tenant acme (statsAge -1): the list says so.
+      expect(await page.getByTestId('stats-age').textContent()).toBe('stale: stats never reconciled')
       await page.reload()
       await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count()).toBe(1)
       expect(urls.length).toBeGreaterThan(3)
