@@ -9,6 +9,7 @@ export function shellHtml(assetBase: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Queen Edge console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetBase}/console.css">
 <script type="module" src="${assetBase}/main.js"></script>
 </head>

@@ -19,6 +19,7 @@ const SHELL_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': REVALIDATE,
   'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
   'content-security-policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 }
 

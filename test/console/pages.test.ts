@@ -29,6 +29,7 @@ describe('console pages', () => {
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
       expect(res.headers.get('cache-control')).toBe('no-cache')
       expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer')
       const html = await res.text()
       expect(html).toContain(`<script type="module" src="${ASSET_BASE}/main.js"></script>`)
       expect(html).toContain(`<link rel="stylesheet" href="${ASSET_BASE}/console.css">`)

@@ -22,7 +22,7 @@ export async function queuesView() {
   return [
     h('div', { class: 'title' }, h('h1', {}, 'Queues'), statsBadge(statsAge, settings.staleAfterSeconds)),
     list,
-    h('p', { class: 'muted' }, 'Pending, processing and retained bytes are the stats reconciler\'s figures; partitions and retained counts are live.'),
+    h('p', { class: 'muted' }, 'Pending and processing are the stats reconciler\'s figures, retained bytes the retained-bytes lane\'s (0 until its first pass); partitions and retained counts are live.'),
     await hourCharts(undefined, pendingNow),
   ]
 }
