@@ -110,6 +110,7 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await page.waitForURL('**/console/queues/orders/edit')
     const form = page.getByTestId('edit-form')
     expect(await form.locator('#opt-dedupWindowSeconds').inputValue()).toBe('600')
+    await page.screenshot({ path: new URL('console-edit.png', ARTIFACTS).pathname, fullPage: true })
     await form.locator('#opt-leaseTime').fill('300')
     await form.getByRole('button', { name: 'Save changed options' }).click()
     await page.waitForURL('**/console/queues/orders')
@@ -120,6 +121,14 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     const after = (await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options
     expect(after).toEqual({ ...before, leaseTime: 300 })
     await page.screenshot({ path: new URL('console.png', ARTIFACTS).pathname, fullPage: true })
+
+    // A value configure refuses (the sink-hold cap is 60 s at least) is a 400 shown in the form,
+    // and the queue keeps the configuration it had.
+    await page.getByRole('link', { name: 'Edit options' }).click()
+    await page.getByTestId('edit-form').locator('#opt-retentionSinkHoldMaxSeconds').fill('5')
+    await page.getByRole('button', { name: 'Save changed options' }).click()
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Not saved: 400 /)
+    expect((await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options).toEqual(after)
     await close(page)
   })
 
@@ -129,9 +138,11 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await dlq.locator('summary', { hasText: 'view' }).click()
     expect(await dlq.locator('pre.payload').textContent()).toContain('"queue": "events"')
     expect(await dlq.textContent()).toContain('handler threw: bad invoice')
+    await page.screenshot({ path: new URL('console-dlq.png', ARTIFACTS).pathname, fullPage: true })
     await page.getByRole('link', { name: 'events', exact: true }).first().click()
     const latest = page.getByTestId('depth').locator('tr', { hasText: 'latest' })
     expect(await latest.locator('td').nth(1).textContent()).toBe('conflate')
+    await page.screenshot({ path: new URL('console-events.png', ARTIFACTS).pathname, fullPage: true })
     await page.getByRole('link', { name: 'Consumer groups' }).click()
     const groups = page.getByTestId('groups')
     await expect.poll(() => groups.getByRole('link', { name: 'audit', exact: true }).count()).toBe(1)

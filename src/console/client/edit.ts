@@ -26,6 +26,8 @@ function changes(form, original) {
       if (input.value.trim() === '' || !Number.isFinite(Number(input.value))) throw new Error(key + ' must be a number')
       now = Number(input.value)
     } else now = input.value
+    // A null the form showed as an empty field is not an edit.
+    if (was === null && now === '') continue
     if (now !== was) out[key] = now
   }
   return out

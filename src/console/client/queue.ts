@@ -11,9 +11,8 @@ const QUEUE_MODE = '__QUEUE_MODE__'
 async function groupDepths(name) {
   const groups = (await api('/api/v1/consumer-groups')).filter((g) => g.queueName === name && g.name !== QUEUE_MODE)
   const base = '/api/v1/resources/queues/' + seg(name) + '/depth'
-  const rows = [{ label: 'queue mode (no group)', depth: await api(base) }]
-  for (const g of groups) rows.push({ label: g.name, depth: await api(base + '?group=' + seg(g.name)) })
-  return rows
+  const [queueMode, ...named] = await Promise.all([api(base), ...groups.map((g) => api(base + '?group=' + seg(g.name)))])
+  return [{ label: 'queue mode (no group)', depth: queueMode }, ...groups.map((g, i) => ({ label: g.name, depth: named[i] }))]
 }
 
 function optionValue(v) {
