@@ -12,6 +12,8 @@ import { SECRET, token } from '../helpers/tokens.js'
 const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const hasBrowser = existsSync(CHROMIUM)
+// Generous waits: the full suite shares two cores with PostgreSQL and workerd.
+const POLL = { timeout: 10_000 }
 if (!hasBrowser) console.warn(`[queen-edge tests] NOTICE: ${CHROMIUM} not found; skipping the console browser test (apt-get install chromium)`)
 
 let database: TestDatabase
@@ -48,6 +50,7 @@ const pageErrors = new WeakMap<Page, Error[]>()
 
 async function open(path: string, base = broker.base): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.setDefaultTimeout(10_000)
   const errors: Error[] = []
   pageErrors.set(page, errors)
   page.on('pageerror', (error) => errors.push(error))
@@ -81,9 +84,11 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
   })
 
   it('lists the queues with fresh stats and draws the hour chart', async () => {
+    // Right before the look, so a slow browser start cannot age the stats past the threshold.
+    await ok(broker.json('POST', '/api/v1/stats/refresh', {}))
     const page = await open('/')
     const list = page.getByTestId('queue-list')
-    for (const name of ['orders', 'billing.invoice', 'events']) await expect.poll(() => list.getByRole('link', { name, exact: true }).count()).toBe(1)
+    for (const name of ['orders', 'billing.invoice', 'events']) await expect.poll(() => list.getByRole('link', { name, exact: true }).count(), POLL).toBe(1)
     const orders = list.locator('tr', { has: page.getByRole('link', { name: 'orders', exact: true }) })
     expect(await orders.locator('td').nth(2).textContent()).toBe('2')
     expect(await orders.locator('td').nth(3).textContent()).toBe('7')
@@ -127,7 +132,7 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Edit options' }).click()
     await page.getByTestId('edit-form').locator('#opt-retentionSinkHoldMaxSeconds').fill('5')
     await page.getByRole('button', { name: 'Save changed options' }).click()
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Not saved: 400 /)
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toMatch(/^Not saved: 400 /)
     expect((await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options).toEqual(after)
     await close(page)
   })
@@ -145,7 +150,7 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await page.screenshot({ path: new URL('console-events.png', ARTIFACTS).pathname, fullPage: true })
     await page.getByRole('link', { name: 'Consumer groups' }).click()
     const groups = page.getByTestId('groups')
-    await expect.poll(() => groups.getByRole('link', { name: 'audit', exact: true }).count()).toBe(1)
+    await expect.poll(() => groups.getByRole('link', { name: 'audit', exact: true }).count(), POLL).toBe(1)
     await close(page)
   })
 
@@ -161,11 +166,11 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
       await page.getByTestId('token').fill(jwt)
       await page.getByTestId('tenant').fill('acme')
       await page.getByRole('button', { name: 'Use' }).click()
-      await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count()).toBe(1)
+      await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count(), POLL).toBe(1)
       // No reconciler pass has ever covered tenant acme (statsAge -1): the list says so.
       expect(await page.getByTestId('stats-age').textContent()).toBe('stale: stats never reconciled')
       await page.reload()
-      await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count()).toBe(1)
+      await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count(), POLL).toBe(1)
       expect(urls.length).toBeGreaterThan(3)
       for (const url of [...urls, page.url()]) expect(url).not.toContain(jwt.slice(-20))
       expect(await page.evaluate(() => [location.href, document.referrer, history.length].join(' '))).not.toContain(jwt.slice(-20))
