@@ -10,6 +10,7 @@ import { Miniflare, type MiniflareOptions } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
 import { freePort } from '../../src/db/embedded.js'
+import { ASSET_BASE } from '../../src/console/assets.js'
 import { VERSION } from '../../src/version.js'
 import { nodeApp } from '../helpers/app.js'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
@@ -273,6 +274,8 @@ describe('the worker in workerd', () => {
     expect(await down.fetch('/health')).toMatchObject({ status: 503, body: { status: 'unhealthy', database: 'disconnected', version: VERSION } })
     // Not a configuration fault: the next request tries the database again and still answers.
     expect(await down.fetch('/health')).toMatchObject({ status: 503 })
+    // The console's pages never touch the database, so an operator still gets the console.
+    expect(await down.fetch('/')).toMatchObject({ status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } })
   })
 
   it.each([
@@ -345,5 +348,14 @@ describe('the worker in workerd', () => {
     for (const [path, init] of SAME_REQUESTS) {
       expect(await hyperdrive.fetch(path, init), `${init?.method ?? 'GET'} ${path}`).toEqual(await answer(await node.request(path, init)))
     }
+  })
+
+  it('serves the console from the bundle: the shell and the assets byte for byte as Node does', async () => {
+    for (const path of ['/', '/console/queues/orders', `${ASSET_BASE}/main.js`, `${ASSET_BASE}/console.css`]) {
+      const served = await edge.fetch(path)
+      expect(served.status, path).toBe(200)
+      expect(served, path).toEqual(await answer(await node.request(path)))
+    }
+    expect(await edge.fetch('/console/config.json')).toMatchObject({ status: 200, body: { runtime: 'workers', staleAfterSeconds: 180, authEnabled: false } })
   })
 })

@@ -1,0 +1,70 @@
+// Browser module chart.js: the last hour of one queue (or all of them) as two small inline SVG
+// line charts, drawn from the per-minute counters of GET /api/v1/status/analytics?interval=minute.
+export const CHART_JS = String.raw`
+import { api, seg } from './api.js'
+import { h, num } from './dom.js'
+
+const SVG = 'http://www.w3.org/2000/svg'
+const W = 600
+const H = 140
+const PAD = { left: 48, right: 8, top: 10, bottom: 20 }
+
+function s(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag)
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v))
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)))
+  return el
+}
+
+/**
+ * No route serves the pending series the stats lane writes (queue_metrics.pending), so it is
+ * derived backwards from the current cached pending: each minute's pending is the next minute's
+ * minus what was ingested plus what was processed in it. Both counters come from the same lane
+ * pass that fills queen.stats, so the series ends exactly at the pending the list shows.
+ */
+export function derivePending(series, pendingNow) {
+  const out = new Array(series.length)
+  let p = pendingNow
+  for (let i = series.length - 1; i >= 0; i--) {
+    out[i] = Math.max(0, p)
+    p = p - series[i].ingested + series[i].processed
+  }
+  return out
+}
+
+function lineChart(title, times, lines) {
+  const max = Math.max(1, ...lines.flatMap((l) => l.values))
+  const x = (i) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
+  const y = (v) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
+  const svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', role: 'img', 'aria-label': title })
+  for (const v of [0, max / 2, max]) {
+    svg.append(s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid' }))
+    svg.append(s('text', { x: PAD.left - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, num(Math.round(v))))
+  }
+  const label = (i) => new Date(times[i]).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+  if (times.length) {
+    svg.append(s('text', { x: PAD.left, y: H - 4, class: 'tick' }, label(0)))
+    svg.append(s('text', { x: W - PAD.right, y: H - 4, 'text-anchor': 'end', class: 'tick' }, label(times.length - 1)))
+  }
+  for (const l of lines) {
+    const d = l.values.map((v, i) => (i ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1)).join(' ')
+    svg.append(s('path', { d, class: 'line ' + l.cls }))
+  }
+  const legend = h('div', { class: 'legend' }, lines.map((l) => h('span', { class: 'key ' + l.cls }, l.label)))
+  return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), legend, svg)
+}
+
+/** Fetches the hour and returns the charts; queue undefined means every queue of the tenant. */
+export async function hourCharts(queue, pendingNow) {
+  const query = '/api/v1/status/analytics?interval=minute' + (queue === undefined ? '' : '&queue=' + seg(queue))
+  const { series } = await api(query)
+  const times = series.map((p) => p.timestamp)
+  const pending = derivePending(series, pendingNow)
+  return h('div', { class: 'charts', 'data-testid': 'charts' },
+    lineChart('Pending, last hour (derived from the per-minute counters)', times, [{ label: 'pending', cls: 'pending', values: pending }]),
+    lineChart('Throughput per minute, last hour', times, [
+      { label: 'ingested', cls: 'ingested', values: series.map((p) => p.ingested) },
+      { label: 'processed', cls: 'processed', values: series.map((p) => p.processed) },
+    ]))
+}
+`

@@ -1,0 +1,74 @@
+// Browser module queue.js: one queue. Options and partitions from GET /api/v1/resources/queues/:q
+// (live), depth per consumer group from .../depth?group= (live), groups from
+// GET /api/v1/consumer-groups, and the hour chart.
+export const QUEUE_JS = String.raw`
+import { api, seg } from './api.js'
+import { hourCharts } from './chart.js'
+import { bytes, h, link, num, orderedOptions, table, time } from './dom.js'
+
+const QUEUE_MODE = '__QUEUE_MODE__'
+
+async function groupDepths(name) {
+  const groups = (await api('/api/v1/consumer-groups')).filter((g) => g.queueName === name && g.name !== QUEUE_MODE)
+  const base = '/api/v1/resources/queues/' + seg(name) + '/depth'
+  const [queueMode, ...named] = await Promise.all([api(base), ...groups.map((g) => api(base + '?group=' + seg(g.name)))])
+  return [{ label: 'queue mode (no group)', depth: queueMode }, ...groups.map((g, i) => ({ label: g.name, depth: named[i] }))]
+}
+
+function optionValue(v) {
+  if (typeof v === 'boolean') return v ? 'true' : 'false'
+  if (v === '') return '""'
+  return String(v)
+}
+
+export async function queueView(name) {
+  const path = '/api/v1/resources/queues/' + seg(name)
+  const [q, depths] = await Promise.all([api(path), groupDepths(name)])
+  const options = table([
+    { label: 'Option', cell: ([k]) => h('code', {}, k) },
+    { label: 'Value', cell: ([k, v]) => h('span', { 'data-option': k }, optionValue(v)) },
+  ], orderedOptions(q.options))
+  options.setAttribute('data-testid', 'options')
+  options.classList.add('compact')
+  const partitions = table([
+    { label: 'Partition', cell: (p) => p.name },
+    { label: 'Total', num: true, cell: (p) => num(p.stats.total) },
+    { label: 'Pending', num: true, cell: (p) => num(p.stats.pending) },
+    { label: 'Processing', num: true, cell: (p) => num(p.stats.processing) },
+    { label: 'Completed', num: true, cell: (p) => num(p.stats.completed) },
+    { label: 'Dead-lettered', num: true, cell: (p) => num(p.stats.deadLetter) },
+    { label: 'Oldest', cell: (p) => time(p.oldestMessage) },
+    { label: 'Newest', cell: (p) => time(p.newestMessage) },
+  ], q.partitions, 'No partitions yet: the first push creates one.')
+  // For a conflating group pending is log depth and effectivePending the handler calls left (work
+  // depth); both are shown so a huge pending over a small work depth reads as healthy.
+  const depth = table([
+    { label: 'Consumer group', cell: (r) => r.label },
+    { label: 'Delivery', cell: (r) => (r.depth.conflation ? 'conflate' : 'every message') },
+    { label: 'Pending (log depth)', num: true, cell: (r) => num(r.depth.pending) },
+    { label: 'Work depth', num: true, cell: (r) => num(r.depth.effectivePending) },
+    { label: 'Processing', num: true, cell: (r) => num(r.depth.processing) },
+    { label: 'Ready', num: true, cell: (r) => num(r.depth.effectiveReady) },
+    { label: 'Partitions pending', num: true, cell: (r) => num(r.depth.partitionsPending) },
+  ], depths)
+  depth.setAttribute('data-testid', 'depth')
+  const t = q.totals
+  return [
+    h('div', { class: 'title' },
+      h('h1', {}, 'Queue ', h('span', { 'data-testid': 'queue-name' }, q.name)),
+      h('span', { class: 'actions' },
+        link('/console/queues/' + seg(name) + '/edit', 'Edit options'),
+        link('/console/dlq?queue=' + seg(name), 'Dead letters'))),
+    h('dl', { class: 'facts' },
+      h('dt', {}, 'Namespace / task'), h('dd', {}, [q.namespace, q.task].filter(Boolean).join(' / ') || '–'),
+      h('dt', {}, 'Created'), h('dd', {}, time(q.createdAt)),
+      h('dt', {}, 'Pending / processing'), h('dd', {}, num(t.pending) + ' / ' + num(t.processing)),
+      h('dt', {}, 'Retained'), h('dd', {}, num(t.total) + ' messages in ' + num(q.segments.segments) + ' segments, ' + bytes(q.retainedBytes)),
+      h('dt', {}, 'Dead-lettered'), h('dd', {}, num(t.deadLetter))),
+    h('h2', {}, 'Depth per consumer group'), depth,
+    h('h2', {}, 'Partitions'), partitions,
+    await hourCharts(name, Number(t.pending)),
+    h('h2', {}, 'Options (all 21)'), options,
+  ]
+}
+`

@@ -1,0 +1,57 @@
+// /console/assets/<hash>/console.css: one small stylesheet, system fonts, no external requests.
+export const CONSOLE_CSS = `
+:root { --fg: #1d2430; --muted: #667085; --line: #e3e7ee; --bg: #f7f8fa; --accent: #5b3cc4; --ok: #19794a; --warn: #b54708; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; align-items: center; gap: 16px; padding: 10px 20px; background: #fff; border-bottom: 1px solid var(--line); flex-wrap: wrap; }
+.brand { font-weight: 700; color: var(--accent); text-decoration: none; font-size: 16px; }
+nav { display: flex; gap: 12px; flex: 1; }
+nav a { color: var(--fg); text-decoration: none; padding: 4px 8px; border-radius: 6px; }
+nav a.active, nav a:hover { background: #efeafd; color: var(--accent); }
+main { padding: 16px 20px 40px; max-width: 1200px; }
+h1 { font-size: 20px; margin: 4px 0 12px; }
+h2 { font-size: 15px; margin: 22px 0 8px; }
+a { color: var(--accent); }
+.title { display: flex; align-items: center; gap: 12px; flex-wrap: wrap; }
+.title h1 { margin-right: auto; }
+.actions { display: flex; gap: 12px; }
+table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: #fafbfc; font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+table.compact { width: auto; min-width: 420px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr:last-child td { border-bottom: 0; }
+.muted { color: var(--muted); }
+.badge { font-size: 12px; padding: 2px 8px; border-radius: 999px; border: 1px solid; }
+.badge.fresh { color: var(--ok); border-color: #a6e0c0; background: #ecfdf3; }
+.badge.stale { color: var(--warn); border-color: #f5c28f; background: #fffaeb; font-weight: 600; }
+.error { padding: 10px 12px; border: 1px solid #f3b3ad; background: #fef3f2; color: #b42318; border-radius: 8px; }
+.flash { padding: 8px 12px; border: 1px solid #a6e0c0; background: #ecfdf3; color: var(--ok); border-radius: 8px; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(340px, 1fr)); gap: 12px; margin-top: 18px; }
+.chart-box { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px; }
+.chart-box figcaption { font-weight: 600; font-size: 13px; }
+.chart { width: 100%; height: auto; display: block; }
+.chart .grid { stroke: var(--line); }
+.chart .tick { font-size: 10px; fill: var(--muted); }
+.chart .line { fill: none; stroke-width: 2; }
+.line.pending { stroke: #5b3cc4; } .line.ingested { stroke: #1570ef; } .line.processed { stroke: #19794a; }
+.legend { display: flex; gap: 12px; font-size: 12px; color: var(--muted); }
+.legend .key::before { content: ""; display: inline-block; width: 10px; height: 3px; margin-right: 4px; vertical-align: middle; background: currentColor; }
+.key.pending { color: #5b3cc4; } .key.ingested { color: #1570ef; } .key.processed { color: #19794a; }
+.options-form { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 10px 16px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px; }
+.field { display: flex; flex-direction: column; gap: 3px; font-size: 13px; font-family: ui-monospace, monospace; }
+.field.check { flex-direction: row; align-items: center; gap: 8px; }
+input[type=text], input[type=number], input[type=password] { font: inherit; padding: 5px 8px; border: 1px solid #cfd4dc; border-radius: 6px; }
+.buttons { grid-column: 1 / -1; display: flex; gap: 14px; align-items: center; }
+button { font: inherit; padding: 5px 12px; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+#refresh { background: #fff; color: var(--accent); }
+#connection summary { cursor: pointer; color: var(--muted); }
+.connect { display: flex; gap: 8px; align-items: center; margin-top: 6px; flex-wrap: wrap; }
+.status { grid-column: 1 / -1; margin: 0; color: var(--muted); }
+.payload { max-width: 520px; max-height: 300px; overflow: auto; background: #f4f5f7; padding: 8px; border-radius: 6px; font-size: 12px; }
+.state.stable { color: var(--ok); } .state.lagging { color: var(--warn); } .state.dead { color: #b42318; }
+code { font-family: ui-monospace, monospace; font-size: 13px; }
+`

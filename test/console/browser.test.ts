@@ -1,0 +1,182 @@
+// The console in a real browser (Debian's Chromium driven by playwright-core) against a broker with
+// data: the list shows the queues, a queue opens, editing one option in the form changes that
+// option and no other of the 21, and a token entered in the connection form stays out of every URL.
+// Without /usr/bin/chromium the suite is skipped with a printed notice (.ci/run installs it).
+import { existsSync, mkdirSync } from 'node:fs'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import { servedApp, type ServedApp } from '../helpers/served-app.js'
+import { SECRET, token } from '../helpers/tokens.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
+const hasBrowser = existsSync(CHROMIUM)
+// Generous waits: the full suite shares two cores with PostgreSQL and workerd.
+const POLL = { timeout: 10_000 }
+if (!hasBrowser) console.warn(`[queen-edge tests] NOTICE: ${CHROMIUM} not found; skipping the console browser test (apt-get install chromium)`)
+
+let database: TestDatabase
+let broker: ServedApp
+let browser: Browser
+
+async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
+  const answered = await res
+  if (answered.status !== status) throw new Error(`expected ${status}, got ${answered.status}: ${JSON.stringify(answered.body)}`)
+  return answered.body
+}
+
+/** Three queues as curl would make them: one configured, one with a consumer group and a dead letter. */
+async function seed(b: ServedApp) {
+  await ok(b.json('POST', '/api/v1/configure', { queue: 'orders', options: { leaseTime: 120, retryLimit: 5, dedupWindowSeconds: 600 } }))
+  const items = (queue: string, n: number, partition?: string) =>
+    Array.from({ length: n }, (_, i) => ({ queue, ...(partition ? { partition } : {}), payload: { n: i, queue } }))
+  await ok(b.json('POST', '/api/v1/push', { items: [...items('orders', 4, 'eu'), ...items('orders', 3, 'us'), ...items('billing.invoice', 2), ...items('events', 2)] }), 201)
+  await ok(b.json('POST', '/api/v1/configure', { queue: 'events', options: { retryLimit: 0 } }))
+  const popped = await ok(b.json('GET', '/api/v1/pop/queue/events?consumerGroup=audit&batch=1'))
+  const m = popped.messages[0]
+  await ok(b.json('POST', '/api/v1/ack/batch', {
+    consumerGroup: 'audit',
+    acknowledgments: [{ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: 'handler threw: bad invoice' }],
+  }))
+  // A last-value group: its depth row must show work depth (partitions) beside log depth.
+  await ok(b.json('GET', '/api/v1/pop/queue/events?consumerGroup=latest&delivery=conflate&batch=1'))
+  // The reconciler does not run in tests; one explicit pass makes the cached figures fresh.
+  await ok(b.json('POST', '/api/v1/stats/refresh', {}))
+}
+
+// Script errors in the page, checked when the page closes: a view that threw must fail its test.
+const pageErrors = new WeakMap<Page, Error[]>()
+
+async function open(path: string, base = broker.base): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.setDefaultTimeout(10_000)
+  const errors: Error[] = []
+  pageErrors.set(page, errors)
+  page.on('pageerror', (error) => errors.push(error))
+  await page.goto(base + path)
+  return page
+}
+
+async function close(page: Page) {
+  await page.close()
+  expect(pageErrors.get(page)).toEqual([])
+}
+
+describe.skipIf(!hasBrowser)('the console in Chromium', () => {
+  beforeAll(async () => {
+    database = await freshDatabase()
+    broker = await servedApp(database)
+    await seed(broker)
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      // As root Chromium needs --no-sandbox; the background-networking flags keep it from dialling
+      // out (update checks, sync), which a closed network refuses.
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    })
+    mkdirSync(ARTIFACTS, { recursive: true })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await broker?.close()
+    await database?.drop()
+  })
+
+  it('lists the queues with fresh stats and draws the hour chart', async () => {
+    // Right before the look, so a slow browser start cannot age the stats past the threshold.
+    await ok(broker.json('POST', '/api/v1/stats/refresh', {}))
+    const page = await open('/')
+    const list = page.getByTestId('queue-list')
+    for (const name of ['orders', 'billing.invoice', 'events']) await expect.poll(() => list.getByRole('link', { name, exact: true }).count(), POLL).toBe(1)
+    const orders = list.locator('tr', { has: page.getByRole('link', { name: 'orders', exact: true }) })
+    expect(await orders.locator('td').nth(2).textContent()).toBe('2')
+    expect(await orders.locator('td').nth(3).textContent()).toBe('7')
+    expect(await list.locator('tr', { hasText: 'billing.invoice' }).locator('td').nth(1).textContent()).toBe('billing / invoice')
+    expect(await page.getByTestId('stats-age').textContent()).not.toContain('stale')
+    expect(await page.getByTestId('charts').locator('svg path.line').count()).toBe(3)
+    await page.screenshot({ path: new URL('console-list.png', ARTIFACTS).pathname, fullPage: true })
+    await close(page)
+  })
+
+  it('opens a queue, edits one option, and leaves the other 20 as they were', async () => {
+    const before = (await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options
+    expect(Object.keys(before)).toHaveLength(21)
+    const page = await open('/')
+    await page.getByTestId('queue-list').getByRole('link', { name: 'orders', exact: true }).click()
+    await page.waitForURL('**/console/queues/orders')
+    expect(await page.getByTestId('queue-name').textContent()).toBe('orders')
+    expect(await page.locator('[data-option=leaseTime]').textContent()).toBe('120')
+    expect(await page.getByTestId('options').locator('tbody tr').count()).toBe(21)
+    const depth = page.getByTestId('depth')
+    expect(await depth.locator('tbody tr').first().textContent()).toContain('queue mode')
+
+    await page.getByRole('link', { name: 'Edit options' }).click()
+    await page.waitForURL('**/console/queues/orders/edit')
+    const form = page.getByTestId('edit-form')
+    expect(await form.locator('#opt-dedupWindowSeconds').inputValue()).toBe('600')
+    await page.screenshot({ path: new URL('console-edit.png', ARTIFACTS).pathname, fullPage: true })
+    await form.locator('#opt-leaseTime').fill('300')
+    await form.getByRole('button', { name: 'Save changed options' }).click()
+    await page.waitForURL('**/console/queues/orders')
+    expect(await page.getByRole('status').textContent()).toBe('Saved: leaseTime')
+
+    await page.reload()
+    expect(await page.locator('[data-option=leaseTime]').textContent()).toBe('300')
+    const after = (await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options
+    expect(after).toEqual({ ...before, leaseTime: 300 })
+    await page.screenshot({ path: new URL('console.png', ARTIFACTS).pathname, fullPage: true })
+
+    // A value configure refuses (the sink-hold cap is 60 s at least) is a 400 shown in the form,
+    // and the queue keeps the configuration it had.
+    await page.getByRole('link', { name: 'Edit options' }).click()
+    await page.getByTestId('edit-form').locator('#opt-retentionSinkHoldMaxSeconds').fill('5')
+    await page.getByRole('button', { name: 'Save changed options' }).click()
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toMatch(/^Not saved: 400 /)
+    expect((await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options).toEqual(after)
+    await close(page)
+  })
+
+  it('shows the dead letter with its payload, and the consumer group with its lag', async () => {
+    const page = await open('/console/dlq?queue=events')
+    const dlq = page.getByTestId('dlq')
+    await dlq.locator('summary', { hasText: 'view' }).click()
+    expect(await dlq.locator('pre.payload').textContent()).toContain('"queue": "events"')
+    expect(await dlq.textContent()).toContain('handler threw: bad invoice')
+    await page.screenshot({ path: new URL('console-dlq.png', ARTIFACTS).pathname, fullPage: true })
+    await page.getByRole('link', { name: 'events', exact: true }).first().click()
+    const latest = page.getByTestId('depth').locator('tr', { hasText: 'latest' })
+    expect(await latest.locator('td').nth(1).textContent()).toBe('conflate')
+    await page.screenshot({ path: new URL('console-events.png', ARTIFACTS).pathname, fullPage: true })
+    await page.getByRole('link', { name: 'Consumer groups' }).click()
+    const groups = page.getByTestId('groups')
+    await expect.poll(() => groups.getByRole('link', { name: 'audit', exact: true }).count(), POLL).toBe(1)
+    await close(page)
+  })
+
+  it('with JWT and tenancy on, asks once for a token and tenant, keeps them in the session and out of URLs', async () => {
+    const secured = await servedApp(database, { JWT_ENABLED: 'true', JWT_SECRET: SECRET, QUEEN_TENANCY_HEADER: 'x-tenant' })
+    try {
+      const jwt = await token({ sub: 'operator', role: 'admin' })
+      await ok(secured.json('POST', '/api/v1/push', { items: [{ queue: 'acme-jobs', payload: { x: 1 } }] }, { authorization: `Bearer ${jwt}`, 'x-tenant': 'acme' }), 201)
+      const page = await open('/', secured.base)
+      const urls: string[] = []
+      page.on('request', (request) => urls.push(request.url()))
+      expect(await page.getByRole('alert').textContent()).toMatch(/^401/)
+      await page.getByTestId('token').fill(jwt)
+      await page.getByTestId('tenant').fill('acme')
+      await page.getByRole('button', { name: 'Use' }).click()
+      await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count(), POLL).toBe(1)
+      // No reconciler pass has ever covered tenant acme (statsAge -1): the list says so.
+      expect(await page.getByTestId('stats-age').textContent()).toBe('stale: stats never reconciled')
+      await page.reload()
+      await expect.poll(() => page.getByTestId('queue-list').getByRole('link', { name: 'acme-jobs' }).count(), POLL).toBe(1)
+      expect(urls.length).toBeGreaterThan(3)
+      for (const url of [...urls, page.url()]) expect(url).not.toContain(jwt.slice(-20))
+      expect(await page.evaluate(() => [location.href, document.referrer, history.length].join(' '))).not.toContain(jwt.slice(-20))
+      await close(page)
+    } finally {
+      await secured.close()
+    }
+  })
+})
