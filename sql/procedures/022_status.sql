@@ -234,8 +234,11 @@ $$;
 -- status_analytics_v1: GET /api/v1/status/analytics. p_filter {interval: minute|hour|day, from, to,
 -- queue?, namespace?, task?}. Zero-filled buckets of the interval (UTC) over the range, summed over
 -- the queues in scope; at most 10 000 buckets.
--- Returns: {interval, timeRange:{from, to}, series:[{timestamp, ingested, processed, deadLettered}],
--- totals:{ingested, processed, deadLettered}}. Raises: QM400 when the range needs more than 10 000
+-- pending is a gauge, not a counter: per queue the value of its last recorded minute in the bucket,
+-- summed over the queues; null in a bucket where the stats lane recorded no minute (an extension
+-- of API 5.14's series, read by the console's pending chart; docs/status.md).
+-- Returns: {interval, timeRange:{from, to}, series:[{timestamp, ingested, processed, deadLettered,
+-- pending}], totals:{ingested, processed, deadLettered}}. Raises: QM400 when the range needs more than 10 000
 -- buckets of the interval, or the interval is not minute, hour or day. VOLATILE.
 create or replace function queen.status_analytics_v1(p_tenant text, p_filter jsonb)
 returns jsonb
@@ -267,15 +270,25 @@ begin
      where qm.queue_id in (select id from _status_scope(p_tenant, p_filter))
        and qm.bucket >= date_trunc('minute', v_from) and qm.bucket <= v_to
      group by 1
+  ), g as (
+    select last.bucket, sum(last.pending) as pending
+      from (select distinct on (qm.queue_id, date_trunc(v_interval, qm.bucket, 'UTC'))
+                   date_trunc(v_interval, qm.bucket, 'UTC') as bucket, qm.pending
+              from queue_metrics qm
+             where qm.queue_id in (select id from _status_scope(p_tenant, p_filter))
+               and qm.bucket >= date_trunc('minute', v_from) and qm.bucket <= v_to
+             order by qm.queue_id, date_trunc(v_interval, qm.bucket, 'UTC'), qm.bucket desc) last
+     group by 1
   ), s as (
-    select pt.bucket, coalesce(m.pushed, 0) as pushed, coalesce(m.consumed, 0) as consumed, coalesce(m.dead, 0) as dead
-      from points pt left join m on m.bucket = pt.bucket
+    select pt.bucket, coalesce(m.pushed, 0) as pushed, coalesce(m.consumed, 0) as consumed, coalesce(m.dead, 0) as dead,
+           g.pending
+      from points pt left join m on m.bucket = pt.bucket left join g on g.bucket = pt.bucket
   )
   select jsonb_build_object(
     'interval', v_interval,
     'timeRange', jsonb_build_object('from', _iso_ms(v_from), 'to', _iso_ms(v_to)),
     'series', coalesce((select jsonb_agg(jsonb_build_object('timestamp', _iso_ms(bucket), 'ingested', pushed,
-                                                            'processed', consumed, 'deadLettered', dead) order by bucket) from s), '[]'),
+                                                            'processed', consumed, 'deadLettered', dead, 'pending', pending) order by bucket) from s), '[]'),
     'totals', (select jsonb_build_object('ingested', coalesce(sum(pushed), 0), 'processed', coalesce(sum(consumed), 0),
                                          'deadLettered', coalesce(sum(dead), 0)) from s))
     into v_result;

@@ -184,6 +184,24 @@ describe('GET /api/v1/status/analytics', () => {
     expect(none.series).toHaveLength(6)
   })
 
+  it('serves pending as a gauge: the last recorded minute, summed over queues, null where none was recorded', async () => {
+    await refresh()
+    await refresh() // a second pass in the same minute overwrites the gauge; it must not add up
+    const listed = (await get('/api/v1/resources/queues?stats=cached')).body.queues as { name: string; messages: { pending: number } }[]
+    const pendingOf = (name: string) => listed.find((q) => q.name === name)!.messages.pending
+    const lastPending = async (query: string) => {
+      const { series } = (await get(`/api/v1/status/analytics?interval=minute${query}`)).body as { series: { pending: number | null }[] }
+      return series.filter((p) => p.pending !== null).at(-1)?.pending
+    }
+    expect(pendingOf('st-orders')).toBeGreaterThan(0)
+    expect(await lastPending('&queue=st-orders')).toBe(pendingOf('st-orders'))
+    expect(await lastPending('')).toBe(listed.reduce((sum, q) => sum + q.messages.pending, 0))
+    const hours = (await get('/api/v1/status/analytics?interval=hour&queue=st-orders')).body.series as { pending: number | null }[]
+    expect(hours.filter((p) => p.pending !== null).at(-1)?.pending).toBe(pendingOf('st-orders'))
+    const old = (await get('/api/v1/status/analytics?queue=st-orders&from=2020-01-01T00:00:00Z&to=2020-01-01T05:00:00Z')).body
+    expect(old.series.map((p: { pending: unknown }) => p.pending)).toEqual([null, null, null, null, null, null])
+  })
+
   it('refuses an unknown interval and a range of more than 10 000 buckets', async () => {
     const bad = await get('/api/v1/status/analytics?interval=week')
     expect(bad.status).toBe(400)

@@ -16,24 +16,8 @@ function s(tag, attrs, ...children) {
   return el
 }
 
-/**
- * No route serves the pending series the stats lane writes (queue_metrics.pending), so it is
- * derived backwards from the current cached pending: each minute's pending is the next minute's
- * minus what was ingested plus what was processed in it. Both counters come from the same lane
- * pass that fills queen.stats, so the series ends exactly at the pending the list shows.
- */
-export function derivePending(series, pendingNow) {
-  const out = new Array(series.length)
-  let p = pendingNow
-  for (let i = series.length - 1; i >= 0; i--) {
-    out[i] = Math.max(0, p)
-    p = p - series[i].ingested + series[i].processed
-  }
-  return out
-}
-
 function lineChart(title, times, lines) {
-  const max = Math.max(1, ...lines.flatMap((l) => l.values))
+  const max = Math.max(1, ...lines.flatMap((l) => l.values.filter((v) => v !== null)))
   const x = (i) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
   const y = (v) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
   const svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', role: 'img', 'aria-label': title })
@@ -47,7 +31,12 @@ function lineChart(title, times, lines) {
     svg.append(s('text', { x: W - PAD.right, y: H - 4, 'text-anchor': 'end', class: 'tick' }, label(times.length - 1)))
   }
   for (const l of lines) {
-    const d = l.values.map((v, i) => (i ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1)).join(' ')
+    // A null is a minute nobody measured (the stats lane did not run): the line breaks there
+    // instead of pretending it was zero.
+    const d = l.values
+      .map((v, i) => (v === null ? '' : (i && l.values[i - 1] !== null ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1)))
+      .filter((part) => part !== '')
+      .join(' ')
     svg.append(s('path', { d, class: 'line ' + l.cls }))
   }
   const legend = h('div', { class: 'legend' }, lines.map((l) => h('span', { class: 'key ' + l.cls }, l.label)))
@@ -55,13 +44,13 @@ function lineChart(title, times, lines) {
 }
 
 /** Fetches the hour and returns the charts; queue undefined means every queue of the tenant. */
-export async function hourCharts(queue, pendingNow) {
+export async function hourCharts(queue) {
   const query = '/api/v1/status/analytics?interval=minute' + (queue === undefined ? '' : '&queue=' + seg(queue))
   const { series } = await api(query)
   const times = series.map((p) => p.timestamp)
-  const pending = derivePending(series, pendingNow)
   return h('div', { class: 'charts', 'data-testid': 'charts' },
-    lineChart('Pending, last hour (derived from the per-minute counters)', times, [{ label: 'pending', cls: 'pending', values: pending }]),
+    // pending is the gauge the stats lane records each minute (null where it recorded none).
+    lineChart('Pending, last hour', times, [{ label: 'pending', cls: 'pending', values: series.map((p) => p.pending) }]),
     lineChart('Throughput per minute, last hour', times, [
       { label: 'ingested', cls: 'ingested', values: series.map((p) => p.ingested) },
       { label: 'processed', cls: 'processed', values: series.map((p) => p.processed) },

@@ -67,7 +67,7 @@ export async function queueView(name) {
       h('dt', {}, 'Dead-lettered'), h('dd', {}, num(t.deadLetter))),
     h('h2', {}, 'Depth per consumer group'), depth,
     h('h2', {}, 'Partitions'), partitions,
-    await hourCharts(name, Number(t.pending)),
+    await hourCharts(name),
     h('h2', {}, 'Options (all 21)'), options,
   ]
 }

@@ -8,7 +8,6 @@ import { bytes, h, link, num, statsBadge, table } from './dom.js'
 export async function queuesView() {
   const settings = await loadSettings()
   const { queues, statsAge } = await api('/api/v1/resources/queues')
-  const pendingNow = queues.reduce((sum, q) => sum + Number(q.messages.pending), 0)
   const list = table([
     { label: 'Queue', cell: (q) => link('/console/queues/' + seg(q.name), q.name === '' ? '(empty name)' : q.name) },
     { label: 'Namespace / task', cell: (q) => [q.namespace, q.task].filter(Boolean).join(' / ') || '–' },
@@ -23,7 +22,7 @@ export async function queuesView() {
     h('div', { class: 'title' }, h('h1', {}, 'Queues'), statsBadge(statsAge, settings.staleAfterSeconds)),
     list,
     h('p', { class: 'muted' }, 'Pending and processing are the stats reconciler\'s figures, retained bytes the retained-bytes lane\'s (0 until its first pass); partitions and retained counts are live.'),
-    await hourCharts(undefined, pendingNow),
+    await hourCharts(undefined),
   ]
 }
 `
