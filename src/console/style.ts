@@ -38,6 +38,7 @@ tr:last-child td { border-bottom: 0; }
 .chart .tick { font-size: 10px; fill: var(--muted); }
 .chart .line { fill: none; stroke-width: 2; }
 .line.pending { stroke: #5b3cc4; } .line.ingested { stroke: #1570ef; } .line.processed { stroke: #19794a; }
+.dot.pending { fill: #5b3cc4; } .dot.ingested { fill: #1570ef; } .dot.processed { fill: #19794a; }
 .legend { display: flex; gap: 12px; font-size: 12px; color: var(--muted); }
 .legend .key::before { content: ""; display: inline-block; width: 10px; height: 3px; margin-right: 4px; vertical-align: middle; background: currentColor; }
 .key.pending { color: #5b3cc4; } .key.ingested { color: #1570ef; } .key.processed { color: #19794a; }

@@ -38,6 +38,12 @@ function lineChart(title, times, lines) {
       .filter((part) => part !== '')
       .join(' ')
     svg.append(s('path', { d, class: 'line ' + l.cls }))
+    // A measured minute between two unmeasured ones has no segment to draw: mark it with a dot.
+    l.values.forEach((v, i) => {
+      if (v !== null && (l.values[i - 1] ?? null) === null && (l.values[i + 1] ?? null) === null) {
+        svg.append(s('circle', { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 3, class: 'dot ' + l.cls }))
+      }
+    })
   }
   const legend = h('div', { class: 'legend' }, lines.map((l) => h('span', { class: 'key ' + l.cls }, l.label)))
   return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), legend, svg)
