@@ -18,11 +18,14 @@ interface Broker {
   base: string
 }
 
-async function start(): Promise<Broker> {
+const DIRECT = [process.execPath, '--import', 'tsx', 'src/node.ts']
+
+/** Starts the broker with `command` (the node entry directly by default) and waits until healthy. */
+async function start(command: string[] = DIRECT): Promise<Broker> {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, QUEEN_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }
   delete env.DATABASE_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command[0]!, command.slice(1), { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (d) => (output += String(d)))
   child.stderr!.on('data', (d) => (output += String(d)))
@@ -86,6 +89,22 @@ describe('npm start on a fresh machine', () => {
       expect(await (stopped ?? stop(second))).toBe(0)
     }
   }, 90_000)
+})
+
+describe('npm start under a supervisor', () => {
+  // A supervisor (systemd, a container runtime, a CI step) signals only the process it started:
+  // here npm. npm passes SIGTERM to its script's shell, so the script must exec the broker or the
+  // shell dies and leaves the broker and its PostgreSQL running as orphans.
+  it('stops the broker and its embedded PostgreSQL when only npm gets SIGTERM', async () => {
+    const broker = await start(['npm', 'start', '--silent'])
+    const exited = new Promise<number | null>((done) => broker.child.once('exit', (code) => done(code)))
+    broker.child.kill('SIGTERM')
+    await exited
+    const deadline = Date.now() + 15_000
+    while (existsSync(join(dataDir, 'pgdata', 'postmaster.pid')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    expect(existsSync(join(dataDir, 'pgdata', 'postmaster.pid')), `PostgreSQL still running:\n${broker.output()}`).toBe(false)
+    expect(await fetch(`${broker.base}/health`).then(() => 'answered', () => 'closed')).toBe('closed')
+  }, 60_000)
 })
 
 describe('npm start with JWT_ENABLED', () => {
