@@ -1,11 +1,17 @@
-// Query parameters per API §1.5: URLSearchParams, the first occurrence of a key wins, an empty value
-// is absent, booleans are true/1/false/0 (any case), integers are base-10 digits only. Anything else
-// is a 400 naming the parameter, never a silent default.
+// Instants in hand-parsed bodies (API §1.5). Query parameters are parsed by the zod helpers of
+// http/query-schema.ts; this is the throwing form for code that checks a value by hand.
 import { badRequest } from '../errors.js'
+import { instantOf } from './query-schema.js'
 
-/** PostgreSQL's integer maximum: paging offsets reach SQL as integer, so larger ones are clamped to it. */
-export const INT_MAX = 2_147_483_647
+export { INT_MAX } from './query-schema.js'
 
+export function parseInstant(value: string, name: string): string {
+  const iso = instantOf(value)
+  if (iso === null) throw badRequest(`${name} must be an ISO-8601 timestamp`)
+  return iso
+}
+
+// TEMPORARY until every family reads its query through a schema.
 export class Query {
   private readonly params: URLSearchParams
 
@@ -44,12 +50,3 @@ export class Query {
   }
 }
 
-/** RFC 3339 / ISO-8601 with Z or ±hh:mm (no offset means UTC), as API §1.5 accepts. */
-export function parseInstant(value: string, name: string): string {
-  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/i.exec(value)
-  if (!m) throw badRequest(`${name} must be an ISO-8601 timestamp`)
-  const fraction = m[3] ? m[3].slice(0, 7) : ''
-  const iso = `${m[1]}T${m[2]}${fraction}${(m[4] ?? 'Z').toUpperCase()}`
-  if (Number.isNaN(Date.parse(`${m[1]}T${m[2]}${m[4] ?? 'Z'}`))) throw badRequest(`${name} must be an ISO-8601 timestamp`)
-  return iso
-}
