@@ -47,7 +47,7 @@ export interface RouteDef extends RouteSpec {
   handler: Handler<AppEnv>
 }
 
-type Out<S, Else> = S extends z.ZodType ? z.output<S> : Else
+type Out<S, Else> = [S] extends [z.ZodType] ? z.output<S> : Else
 
 /** What a handler receives: each part validated by the spec's schema, or as it arrived without one. */
 export interface RouteInput<R extends RequestSchemas> {
