@@ -38,3 +38,25 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, fallbac
   if (!issue) throw badRequest('body: is invalid')
   throw badRequest((FORMATS.get(schema) ?? fallback)(issue))
 }
+
+type Path = readonly PropertyKey[] | undefined
+
+/** A path as Queen's texts write it: `operations[2].items[0]`. */
+export function pathText(path: Path): string {
+  let out = ''
+  for (const key of path ?? []) out += typeof key === 'number' ? `[${key}]` : `${out ? '.' : ''}${String(key)}`
+  return out
+}
+
+/**
+ * Queen's position suffix: the path up to its last array index, e.g. ` (items[3])` for a fault at
+ * items[3].queue; '' when the fault is not inside an array element.
+ */
+export function positionOf(path: Path): string {
+  const keys = path ?? []
+  let last = -1
+  keys.forEach((key, i) => {
+    if (typeof key === 'number') last = i
+  })
+  return last < 0 ? '' : ` (${pathText(keys.slice(0, last + 1))})`
+}
