@@ -24,6 +24,11 @@ export interface RequestSchemas {
   query?: z.ZodType
   /** The JSON body, after the guard has read and parsed it (http/body.ts). */
   body?: z.ZodType
+  /**
+   * A check of the raw body that depends on configuration, so no static schema can hold it, and
+   * that must come before the schema's (push's item count: 413 before any item is looked at).
+   */
+  admit?: (c: Context<AppEnv>, body: Record<string, unknown>) => void
 }
 
 export interface RouteSpec {
@@ -66,14 +71,14 @@ export function authorizes(spec: Pick<RouteSpec, 'roles'>, roles: ReadonlySet<Ro
  * The body was read by the guard; a route with body class 'none' has none ({}).
  */
 export function routeInput<R extends RequestSchemas>(request: R | undefined, c: Context<AppEnv>): RouteInput<R> {
-  const params: Record<string, string> = c.req.param()
-  const query = queryObject(c.req.url)
-  const body = c.var.body ?? {}
-  return {
-    params: request?.params ? validate(request.params, params, fieldSpace) : params,
-    query: request?.query ? validate(request.query, query, fieldSpace) : query,
-    body: request?.body ? validate(request.body, body, fieldColon) : body,
-  } as RouteInput<R>
+  const rawParams: Record<string, string> = c.req.param()
+  const rawQuery = queryObject(c.req.url)
+  const rawBody = c.var.body ?? {}
+  const params = request?.params ? validate(request.params, rawParams, fieldSpace) : rawParams
+  const query = request?.query ? validate(request.query, rawQuery, fieldSpace) : rawQuery
+  request?.admit?.(c, rawBody)
+  const body = request?.body ? validate(request.body, rawBody, fieldColon) : rawBody
+  return { params, query, body } as RouteInput<R>
 }
 
 export function route<R extends RequestSchemas = RequestSchemas>(
