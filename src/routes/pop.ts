@@ -4,7 +4,6 @@
 import type { Context } from 'hono'
 import { z } from 'zod'
 import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
-import { badRequest } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { instantOf, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
@@ -56,7 +55,15 @@ const popOptions = {
   timeout: qInt(DEFAULT_TIMEOUT_MS, 0, Number.MAX_SAFE_INTEGER),
 }
 const popQuery = z.object(popOptions)
-const discoveryQuery = z.object({ namespace: qString(), task: qString(), ...popOptions })
+// Queen refuses a discovery pop without namespace and task before reading any option.
+const discoveryQuery = z.preprocess(
+  (query, ctx) => {
+    const { namespace, task } = query as Record<string, string | undefined>
+    if (namespace === undefined && task === undefined) ctx.addIssue({ code: 'custom', message: 'namespace or task is required' })
+    return query
+  },
+  z.object({ namespace: qString(), task: qString(), ...popOptions }),
+)
 type PopQuery = z.output<typeof popQuery>
 
 function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
@@ -185,7 +192,6 @@ const partitionParams = z.object({ queue: z.string().max(NAME_MAX, longName), pa
 export const popRoutes = [
   route({ ...spec, path: '/api/v1/pop', summary: 'Pop from the queues of a namespace and/or task', request: { query: discoveryQuery } }, (c, { query }) => {
     const { namespace, task, ...options } = query
-    if (namespace === undefined && task === undefined) throw badRequest('namespace or task is required')
     return pop(c, { ...(namespace !== undefined ? { namespace } : {}), ...(task !== undefined ? { task } : {}) }, options)
   }),
   route(

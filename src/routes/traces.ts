@@ -54,12 +54,24 @@ const traceNames = z
   })
   .meta({ description: 'one name, an array of names, or null' })
 
-// The "both required" check reads the two ids before their types, as Queen's route does.
+/**
+ * Queen reads the two ids first: both present, then their types, then transactionId's length; the
+ * gate keeps that order (the schema's fields alone would report transactionId's length before
+ * partitionId's type). The schema below states the same rules.
+ */
+function idsFault(o: Record<string, unknown>): string | null {
+  if (missing(o.transactionId) || missing(o.partitionId)) return 'transactionId and partitionId are required'
+  if (typeof o.transactionId !== 'string') return 'transactionId must be a string'
+  if (typeof o.partitionId !== 'string') return 'partitionId must be a string'
+  if (o.transactionId.length > NAME_MAX) return `transactionId must be at most ${NAME_MAX} characters`
+  return null
+}
+
 export const traceBody = worded(
   z.preprocess(
     (body, ctx) => {
-      const o = body as Record<string, unknown>
-      if (missing(o.transactionId) || missing(o.partitionId)) ctx.addIssue({ code: 'custom', message: 'transactionId and partitionId are required' })
+      const fault = idsFault(body as Record<string, unknown>)
+      if (fault !== null) ctx.addIssue({ code: 'custom', message: fault })
       return body
     },
     z.object({
