@@ -1,6 +1,7 @@
-// Every page of the broker (see http/page.ts): GET-only documents served without the route guard.
+// Every page of the broker (see http/page.ts): GET documents served without the route guard.
 import type { PageDef } from '../http/page.js'
+import { openApiPages } from './openapi.js'
 
 export function allPages(): PageDef[] {
-  return []
+  return [...openApiPages]
 }
