@@ -1,16 +1,41 @@
 // One helper registers every route together with its access record (API §3.7): method, path, the
-// role SET it accepts (not a ladder, §3.3), whether the tenant header applies, and its body class.
-// Authorization, body parsing and the generated route table all read only this record.
-import type { Handler } from 'hono'
+// role SET it accepts (not a ladder, §3.3), whether the tenant header applies, its body class, a
+// one-line summary, and the zod schemas of its input. Authorization, body parsing, the generated
+// route table and /openapi.json all read only this record.
+//
+// route() is also the one place input is validated: it runs the spec's own schema objects over the
+// path parameters, the query and the body and hands the handler their typed output, so the schema
+// /openapi.json describes is the schema the route enforces and the two cannot drift.
+import type { Context, Handler } from 'hono'
+import type { z } from 'zod'
 import type { AppEnv } from './env.js'
 import type { Role } from './auth.js'
+import { queryObject } from './query-schema.js'
+import { fieldColon, fieldSpace, validate } from './validate.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 export type BodyClass = 'required' | 'optional' | 'none'
 
+/** The input schemas of a route; each is optional, and a part without one is passed through untouched. */
+export interface RequestSchemas {
+  /** Path parameters (the names come from the path; this adds their rules). */
+  params?: z.ZodType
+  /** Query parameters, over queryObject() (first occurrence, empty = absent). */
+  query?: z.ZodType
+  /** The JSON body, after the guard has read and parsed it (http/body.ts). */
+  body?: z.ZodType
+  /**
+   * A check of the raw body that depends on configuration, so no static schema can hold it, and
+   * that must come before the schema's (push's item count: 413 before any item is looked at).
+   */
+  admit?: (c: Context<AppEnv>, body: Record<string, unknown>) => void
+}
+
 export interface RouteSpec {
   method: Method
   path: string
+  /** One line for the API reference. */
+  summary: string
   roles: readonly Role[]
   /** 'none' only for /health and the metrics routes: tenant-free is a property of the route. */
   tenant: 'required' | 'none'
@@ -20,19 +45,47 @@ export interface RouteSpec {
    * refused with 403 tenant_forbidden, whether or not tenancy is on.
    */
   brokerWide?: true
+  request?: RequestSchemas
 }
 
 export interface RouteDef extends RouteSpec {
   handler: Handler<AppEnv>
 }
 
-/** The one authorization rule (API §3.3): the request's role set must meet the route's. No ladder. */
+type Out<S, Else> = [S] extends [z.ZodType] ? z.output<S> : Else
+
+/** What a handler receives: each part validated by the spec's schema, or as it arrived without one. */
+export interface RouteInput<R extends RequestSchemas> {
+  params: Out<R['params'], Record<string, string>>
+  query: Out<R['query'], Record<string, string>>
+  body: Out<R['body'], Record<string, unknown>>
+}
+
+/** The authorization rule (API §3.3): the request's role set must meet the route's. No ladder. */
 export function authorizes(spec: Pick<RouteSpec, 'roles'>, roles: ReadonlySet<Role>): boolean {
   return spec.roles.some((role) => roles.has(role))
 }
 
-export function route(spec: RouteSpec, handler: Handler<AppEnv>): RouteDef {
-  return { ...spec, handler }
+/**
+ * Validates in the order path → query → body, the order in which a reader of the URL meets them.
+ * The body was read by the guard; a route with body class 'none' has none ({}).
+ */
+export function routeInput<R extends RequestSchemas>(request: R | undefined, c: Context<AppEnv>): RouteInput<R> {
+  const rawParams: Record<string, string> = c.req.param()
+  const rawQuery = queryObject(c.req.url)
+  const rawBody = c.var.body ?? {}
+  const params = request?.params ? validate(request.params, rawParams, fieldSpace) : rawParams
+  const query = request?.query ? validate(request.query, rawQuery, fieldSpace) : rawQuery
+  request?.admit?.(c, rawBody)
+  const body = request?.body ? validate(request.body, rawBody, fieldColon) : rawBody
+  return { params, query, body } as RouteInput<R>
+}
+
+export function route<R extends RequestSchemas = RequestSchemas>(
+  spec: RouteSpec & { request?: R },
+  handler: (c: Context<AppEnv>, input: RouteInput<R>) => ReturnType<Handler<AppEnv>>,
+): RouteDef {
+  return { ...spec, handler: (c) => handler(c, routeInput(spec.request, c)) }
 }
 
 /** Role sets by name, as API §3.6 writes them. */

@@ -1,7 +1,8 @@
-// Every page of the broker (see http/page.ts): GET-only documents served without the route guard.
+// Every page of the broker (see http/page.ts): GET documents served without the route guard.
 import type { PageDef } from '../http/page.js'
 import { consolePages } from './console.js'
+import { openApiPages } from './openapi.js'
 
 export function allPages(): PageDef[] {
-  return [...consolePages()]
+  return [...openApiPages, ...consolePages()]
 }

@@ -2,37 +2,49 @@
 // results, because a wrong lease or a missing message is a business outcome, not an error.
 // Validation here is structural only (Queen's texts); every verdict about state is the procedure's.
 import type { Context } from 'hono'
+import { z } from 'zod'
 import type { AckItemArg, AckItemResult } from '../db/procedures.js'
-import { badRequest } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { sentence, worded } from '../http/validate.js'
+import { queenText } from './push.js'
 
 const NAME_MAX = 255
 
 /** Optional string fields: absent or null is null; anything but a string is a 400 naming it. */
-function optionalString(o: Record<string, unknown>, field: string, where: string): string | null {
-  const v = o[field]
-  if (v === undefined || v === null) return null
-  if (typeof v !== 'string') throw badRequest(`${field} must be a string${where}`)
-  if (v.length > NAME_MAX && field !== 'error') throw badRequest(`${field} must be at most ${NAME_MAX} characters${where}`)
-  return v
+const optionalString = (field: string, max?: number) => {
+  const text = z.string(queenText(`${field} must be a string`))
+  return (max === undefined ? text : text.max(max, queenText(`${field} must be at most ${max} characters`))).nullish()
 }
 
-export function parseAck(o: Record<string, unknown>, index: number, where: string, texts: { txn: string; partition: string }): AckItemArg {
-  if (typeof o.transactionId !== 'string' || o.transactionId === '') throw badRequest(texts.txn + where)
-  if (o.transactionId.length > NAME_MAX) throw badRequest(`transactionId must be at most ${NAME_MAX} characters${where}`)
-  if (typeof o.partitionId !== 'string' || o.partitionId === '') throw badRequest(texts.partition + where)
-  if (o.status !== undefined && o.status !== null && typeof o.status !== 'string') throw badRequest(`status must be a string${where}`)
-  if (o.offset !== undefined && o.offset !== null && !Number.isSafeInteger(o.offset)) throw badRequest(`offset must be an integer${where}`)
+/** The fields of one acknowledgment, with the texts of the route it is part of for the two ids. */
+export function ackShape(texts: { txn: string; partition: string }) {
+  return {
+    transactionId: z
+      .string(queenText(texts.txn))
+      .min(1, queenText(texts.txn))
+      .max(NAME_MAX, queenText(`transactionId must be at most ${NAME_MAX} characters`)),
+    partitionId: z.string(queenText(texts.partition)).min(1, queenText(texts.partition)),
+    status: z.string(queenText('status must be a string')).nullish().meta({ description: 'completed (default), failed, retry, …' }),
+    offset: z.number(queenText('offset must be an integer')).int(queenText('offset must be an integer')).nullish(),
+    consumerGroup: optionalString('consumerGroup', NAME_MAX),
+    leaseId: optionalString('leaseId', NAME_MAX),
+    error: optionalString('error'),
+  }
+}
+
+type AckFields = z.output<z.ZodObject<ReturnType<typeof ackShape>>>
+
+export function ackArg(o: AckFields, index: number): AckItemArg {
   return {
     index,
     partitionId: o.partitionId,
     transactionId: o.transactionId,
-    offset: (o.offset as number | null | undefined) ?? null,
-    consumerGroup: optionalString(o, 'consumerGroup', where),
-    leaseId: optionalString(o, 'leaseId', where),
-    status: typeof o.status === 'string' && o.status !== '' ? o.status : 'completed',
-    error: optionalString(o, 'error', where),
+    offset: o.offset ?? null,
+    consumerGroup: o.consumerGroup ?? null,
+    leaseId: o.leaseId ?? null,
+    status: o.status ? o.status : 'completed',
+    error: o.error ?? null,
   }
 }
 
@@ -41,6 +53,26 @@ const BATCH = {
   txn: 'Each acknowledgment must have a valid transactionId string',
   partition: 'Each acknowledgment must have a valid partitionId string to ensure message uniqueness',
 }
+
+export const ackBody = worded(z.object(ackShape(SINGLE)), sentence)
+
+/**
+ * Queen reads "is acknowledgments an array" first and the top-level group second, before any item;
+ * the gate keeps that order (a schema's own fields would report the items first).
+ */
+export const ackBatchBody = worded(
+  z.preprocess(
+    (body, ctx) => {
+      if (!Array.isArray((body as Record<string, unknown>).acknowledgments)) ctx.addIssue({ code: 'custom', message: 'acknowledgments array is required' })
+      return body
+    },
+    z.object({
+      consumerGroup: z.string({ error: 'consumerGroup must be a string' }).nullish().meta({ description: 'when non-empty, applies to every item' }),
+      acknowledgments: z.array(z.object(ackShape(BATCH), queenText('Each acknowledgment must be an object'))),
+    }),
+  ),
+  sentence,
+)
 
 /** Counts the items for the process metrics (API 5.3: by requested status and outcome) and passes them on. */
 function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckItemResult[]): AckItemResult[] {
@@ -51,21 +83,18 @@ function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckI
 const spec = { method: 'POST', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' } as const
 
 export const ackRoutes = [
-  route({ ...spec, path: '/api/v1/ack/batch' }, async (c) => {
-    const { acknowledgments, consumerGroup } = c.var.body
-    if (!Array.isArray(acknowledgments)) throw badRequest('acknowledgments array is required')
-    if (consumerGroup !== undefined && consumerGroup !== null && typeof consumerGroup !== 'string') throw badRequest('consumerGroup must be a string')
-    const acks = acknowledgments.map((item: unknown, i) => {
-      if (typeof item !== 'object' || item === null || Array.isArray(item)) throw badRequest(`Each acknowledgment must be an object (acknowledgments[${i}])`)
-      const ack = parseAck(item as Record<string, unknown>, i, ` (acknowledgments[${i}])`, BATCH)
+  route({ ...spec, path: '/api/v1/ack/batch', summary: 'Settle many messages; per-item results', request: { body: ackBatchBody } }, async (c, { body }) => {
+    const { consumerGroup } = body
+    const acks = body.acknowledgments.map((item, i) => {
+      const ack = ackArg(item, i)
       // A non-empty top-level group applies to every item (API §5.6).
-      return typeof consumerGroup === 'string' && consumerGroup !== '' ? { ...ack, consumerGroup } : ack
+      return consumerGroup ? { ...ack, consumerGroup } : ack
     })
     if (acks.length === 0) return c.json([])
     return c.json(observed(c, acks, await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks })))
   }),
-  route({ ...spec, path: '/api/v1/ack' }, async (c) => {
-    const ack = parseAck(c.var.body, 0, '', SINGLE)
+  route({ ...spec, path: '/api/v1/ack', summary: 'Settle one message (completed, failed, retry)', request: { body: ackBody } }, async (c, { body }) => {
+    const ack = ackArg(body, 0)
     return c.json(observed(c, [ack], await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks: [ack] })))
   }),
 ]

@@ -3,35 +3,37 @@
 // broker-wide, so admin only (API 7 #37): system-metrics, worker-metrics and queue-parked-replicas
 // describe the answering process alone (replicas share nothing but PostgreSQL, API 7 #38), and
 // postgres-stats is one procedure call.
-import { Query } from '../http/query.js'
+import { z } from 'zod'
+import { qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { timeRange } from './status.js'
+import { timeRange, timeRangeShape } from './status.js'
 
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 const admin = { roles: ROLE_SETS.A, tenant: 'required', body: 'none' } as const
+const opsQuery = z.object({ ...timeRangeShape, queue: qString() })
+// Current values: from/to are accepted (queenctl sends them) and do not apply to a present-tense lag.
+const queueQuery = z.object({ queue: qString() })
 
 export const analyticsRoutes = [
-  route({ method: 'GET', path: '/api/v1/analytics/queue-ops', ...read }, async (c) => {
-    const q = new Query(c.req.url)
-    return c.json(await c.var.db.call('analytics_queue_ops_v1', { tenant: c.var.tenant, filter: { ...timeRange(q), queue: q.string('queue') } }))
-  }),
-  // Current values: from/to are accepted (queenctl sends them) and do not apply to a present-tense lag.
-  route({ method: 'GET', path: '/api/v1/analytics/queue-lag', ...read }, async (c) =>
-    c.json(await c.var.db.call('analytics_queue_lag_v1', { tenant: c.var.tenant, queue: new Query(c.req.url).string('queue') })),
+  route({ method: 'GET', path: '/api/v1/analytics/queue-ops', summary: 'Push, pop and ack counts per queue over a time range', ...read, request: { query: opsQuery } }, async (c, { query }) =>
+    c.json(await c.var.db.call('analytics_queue_ops_v1', { tenant: c.var.tenant, filter: { ...timeRange(query), queue: query.queue } })),
   ),
-  route({ method: 'GET', path: '/api/v1/analytics/retention', ...read }, async (c) =>
-    c.json(await c.var.db.call('analytics_retention_v1', { tenant: c.var.tenant, queue: new Query(c.req.url).string('queue') })),
+  route({ method: 'GET', path: '/api/v1/analytics/queue-lag', summary: 'Current lag per queue and consumer group', ...read, request: { query: queueQuery } }, async (c, { query }) =>
+    c.json(await c.var.db.call('analytics_queue_lag_v1', { tenant: c.var.tenant, queue: query.queue })),
   ),
-  route({ method: 'GET', path: '/api/v1/analytics/system-metrics', ...admin }, (c) =>
+  route({ method: 'GET', path: '/api/v1/analytics/retention', summary: 'Retained messages and bytes per queue', ...read, request: { query: queueQuery } }, async (c, { query }) =>
+    c.json(await c.var.db.call('analytics_retention_v1', { tenant: c.var.tenant, queue: query.queue })),
+  ),
+  route({ method: 'GET', path: '/api/v1/analytics/system-metrics', summary: "The answering process's metrics", ...admin }, (c) =>
     c.json({ instances: [c.var.metrics.json(c.var.db.poolStats())] }),
   ),
-  route({ method: 'GET', path: '/api/v1/analytics/worker-metrics', ...admin }, (c) =>
+  route({ method: 'GET', path: '/api/v1/analytics/worker-metrics', summary: "The answering process's metrics (Queen's worker view)", ...admin }, (c) =>
     c.json({ instances: [c.var.metrics.json(c.var.db.poolStats())] }),
   ),
-  route({ method: 'GET', path: '/api/v1/analytics/queue-parked-replicas', ...admin }, (c) =>
+  route({ method: 'GET', path: '/api/v1/analytics/queue-parked-replicas', summary: 'Long-polls parked on the answering process', ...admin }, (c) =>
     c.json({ replicas: [{ instance: c.var.metrics.instance, parkedLongPolls: c.var.metrics.longPollsWaiting }] }),
   ),
-  route({ method: 'GET', path: '/api/v1/analytics/postgres-stats', ...admin }, async (c) =>
+  route({ method: 'GET', path: '/api/v1/analytics/postgres-stats', summary: 'PostgreSQL server statistics', ...admin }, async (c) =>
     c.json(await c.var.db.call('system_postgres_stats_v1', {})),
   ),
 ]

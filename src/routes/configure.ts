@@ -7,7 +7,7 @@ import { ROLE_SETS, route } from '../http/route.js'
 import { validate } from '../http/validate.js'
 import { QUEUE_OPTION_KEYS, optionBag, type OptionBag } from '../queue-options.js'
 
-const configureBody = z.looseObject({
+export const configureBody = z.looseObject({
   queue: z.string({ error: 'must be a string' }).max(255, 'must be at most 255 characters'),
   mode: z.enum(['merge', 'replace'], { error: 'must be "merge" or "replace"' }).optional(),
   options: z.record(z.string(), z.unknown(), { error: 'must be an object' }).nullable().optional(),
@@ -34,22 +34,32 @@ function optionsOf(body: z.output<typeof configureBody>): OptionBag {
 }
 
 export const configureRoutes = [
-  route({ method: 'POST', path: '/api/v1/configure', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const body = validate(configureBody, c.var.body)
-    const options = optionsOf(body)
-    const result = await c.var.db
-      .call('configure_queue_v1', { tenant: c.var.tenant, queue: body.queue, options, replace: body.mode === 'replace' })
-      .catch((error: unknown) => {
-        throw fromConfigureError(error)
-      })
-    // This isolate's next push uses the new flag at once; other isolates learn it from the push
-    // procedure's QMENC refusal (ENGINE 11.2), so no peer needs telling.
-    rememberFlags(c.var.tenant, [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
-    if (result.encryptionTurnedOff) {
-      // D12: SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
-      // encryption off; new messages are then stored in clear. Worth a line in the log.
-      c.var.log.warn('configure turned encryption off', { requestId: c.var.requestId, tenant: c.var.tenant, queue: body.queue })
-    }
-    return c.json(result.response)
-  }),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/configure',
+      summary: 'Create a queue or change its options (merge or replace)',
+      roles: ROLE_SETS.RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { body: configureBody },
+    },
+    async (c, { body }) => {
+      const options = optionsOf(body)
+      const result = await c.var.db
+        .call('configure_queue_v1', { tenant: c.var.tenant, queue: body.queue, options, replace: body.mode === 'replace' })
+        .catch((error: unknown) => {
+          throw fromConfigureError(error)
+        })
+      // This isolate's next push uses the new flag at once; other isolates learn it from the push
+      // procedure's QMENC refusal (ENGINE 11.2), so no peer needs telling.
+      rememberFlags(c.var.tenant, [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
+      if (result.encryptionTurnedOff) {
+        // D12: SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
+        // encryption off; new messages are then stored in clear. Worth a line in the log.
+        c.var.log.warn('configure turned encryption off', { requestId: c.var.requestId, tenant: c.var.tenant, queue: body.queue })
+      }
+      return c.json(result.response)
+    },
+  ),
 ]

@@ -2,19 +2,57 @@
 // one procedure call (sql/procedures/021_consumer_groups.sql). Any name, __QUEUE_MODE__ included,
 // may be :group, except on the delivery route (D8). An unknown group answers 200 with zero counts or
 // {} (D18); only the seek routes need their queue (and partition) to exist.
+import { z } from 'zod'
 import { HttpError, badRequest } from '../errors.js'
-import { Query, parseInstant } from '../http/query.js'
+import { instant, instantOf, qBool, qInt } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { sentence, worded } from '../http/validate.js'
 
 const QUEUE_MODE = '__QUEUE_MODE__'
 const NAME_MAX = 255
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 
-function name(value: string | undefined, what: string): string {
-  const v = value ?? ''
-  if (v.length > NAME_MAX) throw badRequest(`${what} must be at most ${NAME_MAX} characters`)
-  return v
-}
+/** Path names of at most 255 characters ("group must be at most 255 characters"). */
+const name = () => z.string().max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
+const groupParams = z.object({ group: name() })
+const groupQueueParams = z.object({ group: name(), queue: name() })
+const partitionParams = z.object({ group: name(), queue: name(), partition: name() })
+const deleteQuery = z.object({ deleteMetadata: qBool(true) })
+
+const SUBSCRIPTION_REQUIRED = 'subscriptionTimestamp is required'
+const SUBSCRIPTION_INSTANT = 'subscriptionTimestamp must be an ISO-8601 timestamp'
+export const subscriptionBody = worded(
+  z.object({
+    subscriptionTimestamp: z
+      .string({ error: (iss) => (iss.input === undefined || iss.input === null ? SUBSCRIPTION_REQUIRED : SUBSCRIPTION_INSTANT) })
+      .min(1, SUBSCRIPTION_REQUIRED)
+      .pipe(instant(SUBSCRIPTION_INSTANT)),
+  }),
+  sentence,
+)
+
+// toEnd:true wins and the timestamp is then not read at all (Queen's order), so the timestamp's
+// rules are checked by the object, not by its field.
+const TIMESTAMP_INSTANT = 'timestamp must be an ISO-8601 timestamp'
+export const seekBody = worded(
+  z
+    .object({
+      toEnd: z.boolean({ error: 'toEnd must be true or false' }).nullish(),
+      timestamp: z.unknown().optional().meta({ type: 'string', format: 'date-time', description: 'required unless toEnd is true' }),
+    })
+    .transform((body, ctx): { toEnd: true } | { toEnd: false; timestamp: string } => {
+      if (body.toEnd === true) return { toEnd: true }
+      const { timestamp } = body
+      const at = typeof timestamp === 'string' && timestamp !== '' ? instantOf(timestamp) : null
+      if (at !== null) return { toEnd: false, timestamp: at }
+      const absent = timestamp === undefined || timestamp === null || timestamp === ''
+      ctx.addIssue({ code: 'custom', message: absent ? "Must specify either 'toEnd': true or 'timestamp'" : TIMESTAMP_INSTANT })
+      return z.NEVER
+    }),
+  sentence,
+)
+
+export const deliveryBody = worded(z.object({ conflation: z.boolean({ error: 'conflation must be true or false' }) }), sentence)
 
 function notFound(result: Record<string, unknown>): Record<string, unknown> {
   if (result.notFound === 'queue') throw new HttpError(404, 'queue_not_found', 'Queue not found')
@@ -23,69 +61,99 @@ function notFound(result: Record<string, unknown>): Record<string, unknown> {
 }
 
 export const consumerGroupRoutes = [
-  route({ method: 'GET', path: '/api/v1/consumer-groups', ...read }, async (c) =>
+  route({ method: 'GET', path: '/api/v1/consumer-groups', summary: 'Consumer groups with their queues and lag', ...read }, async (c) =>
     c.json(await c.var.db.call('consumer_group_list_v1', { tenant: c.var.tenant })),
   ),
   // Literal before /:group (API §3.6): a group named "lagging" has no detail view.
-  route({ method: 'GET', path: '/api/v1/consumer-groups/lagging', ...read }, async (c) => {
-    const minLagSeconds = new Query(c.req.url).int('minLagSeconds', 3600, 0, Number.MAX_SAFE_INTEGER)
-    return c.json(await c.var.db.call('consumer_group_lagging_v1', { tenant: c.var.tenant, minLagSeconds }))
-  }),
-  route({ method: 'GET', path: '/api/v1/consumer-groups/:group', ...read }, async (c) =>
-    c.json(await c.var.db.call('consumer_group_detail_v1', { tenant: c.var.tenant, group: name(c.req.param('group'), 'group') })),
-  ),
-  route({ method: 'DELETE', path: '/api/v1/consumer-groups/:group', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c) => {
-    const deleteMetadata = new Query(c.req.url).bool('deleteMetadata', true)
-    const group = name(c.req.param('group'), 'group')
-    return c.json(await c.var.db.call('consumer_group_delete_v1', { tenant: c.var.tenant, group, deleteMetadata }))
-  }),
-  route({ method: 'DELETE', path: '/api/v1/consumer-groups/:group/queues/:queue', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c) => {
-    const deleteMetadata = new Query(c.req.url).bool('deleteMetadata', true)
-    const group = name(c.req.param('group'), 'group')
-    const queue = name(c.req.param('queue'), 'queue')
-    return c.json(await c.var.db.call('consumer_group_delete_v1', { tenant: c.var.tenant, group, queue, deleteMetadata }))
-  }),
-  route({ method: 'POST', path: '/api/v1/consumer-groups/:group/subscription', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const { subscriptionTimestamp } = c.var.body
-    if (subscriptionTimestamp === undefined || subscriptionTimestamp === null || subscriptionTimestamp === '') {
-      throw badRequest('subscriptionTimestamp is required')
-    }
-    if (typeof subscriptionTimestamp !== 'string') throw badRequest('subscriptionTimestamp must be an ISO-8601 timestamp')
-    const timestamp = parseInstant(subscriptionTimestamp, 'subscriptionTimestamp')
-    const group = name(c.req.param('group'), 'group')
-    return c.json(await c.var.db.call('consumer_group_subscription_v1', { tenant: c.var.tenant, group, timestamp }))
-  }),
-  route({ method: 'POST', path: '/api/v1/consumer-groups/:group/queues/:queue/seek', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const { toEnd, timestamp } = c.var.body
-    const group = name(c.req.param('group'), 'group')
-    const queue = name(c.req.param('queue'), 'queue')
-    if (toEnd !== undefined && toEnd !== null && typeof toEnd !== 'boolean') throw badRequest('toEnd must be true or false')
-    if (toEnd === true) {
-      return c.json(notFound(await c.var.db.call('consumer_group_seek_v1', { tenant: c.var.tenant, group, queue, toEnd: true })))
-    }
-    if (timestamp === undefined || timestamp === null || timestamp === '') throw badRequest("Must specify either 'toEnd': true or 'timestamp'")
-    if (typeof timestamp !== 'string') throw badRequest('timestamp must be an ISO-8601 timestamp')
-    const at = parseInstant(timestamp, 'timestamp')
-    return c.json(notFound(await c.var.db.call('consumer_group_seek_v1', { tenant: c.var.tenant, group, queue, timestamp: at, toEnd: false })))
-  }),
   route(
-    { method: 'POST', path: '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'optional' },
-    async (c) => {
-      const args = {
-        tenant: c.var.tenant,
-        group: name(c.req.param('group'), 'group'),
-        queue: name(c.req.param('queue'), 'queue'),
-        partition: name(c.req.param('partition'), 'partition'),
-      }
-      return c.json(notFound(await c.var.db.call('consumer_group_partition_seek_v1', args)))
+    {
+      method: 'GET',
+      path: '/api/v1/consumer-groups/lagging',
+      summary: 'Consumer groups lagging by at least minLagSeconds',
+      ...read,
+      request: { query: z.object({ minLagSeconds: qInt(3600, 0, Number.MAX_SAFE_INTEGER) }) },
+    },
+    async (c, { query }) => c.json(await c.var.db.call('consumer_group_lagging_v1', { tenant: c.var.tenant, minLagSeconds: query.minLagSeconds })),
+  ),
+  route({ method: 'GET', path: '/api/v1/consumer-groups/:group', summary: "One consumer group's cursors per queue", ...read, request: { params: groupParams } }, async (c, { params }) =>
+    c.json(await c.var.db.call('consumer_group_detail_v1', { tenant: c.var.tenant, group: params.group })),
+  ),
+  route(
+    {
+      method: 'DELETE',
+      path: '/api/v1/consumer-groups/:group',
+      summary: 'Delete a consumer group on every queue',
+      roles: ROLE_SETS.A,
+      tenant: 'required',
+      body: 'none',
+      request: { params: groupParams, query: deleteQuery },
+    },
+    async (c, { params, query }) =>
+      c.json(await c.var.db.call('consumer_group_delete_v1', { tenant: c.var.tenant, group: params.group, deleteMetadata: query.deleteMetadata })),
+  ),
+  route(
+    {
+      method: 'DELETE',
+      path: '/api/v1/consumer-groups/:group/queues/:queue',
+      summary: 'Delete a consumer group on one queue',
+      roles: ROLE_SETS.A,
+      tenant: 'required',
+      body: 'none',
+      request: { params: groupQueueParams, query: deleteQuery },
+    },
+    async (c, { params, query }) =>
+      c.json(await c.var.db.call('consumer_group_delete_v1', { tenant: c.var.tenant, ...params, deleteMetadata: query.deleteMetadata })),
+  ),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/consumer-groups/:group/subscription',
+      summary: "Move a group's subscription start to a timestamp",
+      roles: ROLE_SETS.RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { params: groupParams, body: subscriptionBody },
+    },
+    async (c, { params, body }) =>
+      c.json(await c.var.db.call('consumer_group_subscription_v1', { tenant: c.var.tenant, group: params.group, timestamp: body.subscriptionTimestamp })),
+  ),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/consumer-groups/:group/queues/:queue/seek',
+      summary: "Move a group's cursors on a queue to the end or to a timestamp",
+      roles: ROLE_SETS.RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { params: groupQueueParams, body: seekBody },
+    },
+    async (c, { params, body }) => c.json(notFound(await c.var.db.call('consumer_group_seek_v1', { tenant: c.var.tenant, ...params, ...body }))),
+  ),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
+      summary: "Move a group's cursor on one partition to its end",
+      roles: ROLE_SETS.RW_A,
+      tenant: 'required',
+      body: 'optional',
+      request: { params: partitionParams },
+    },
+    async (c, { params }) => c.json(notFound(await c.var.db.call('consumer_group_partition_seek_v1', { tenant: c.var.tenant, ...params }))),
+  ),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/consumer-groups/:group/queues/:queue/delivery',
+      summary: "Set a named group's delivery policy (conflation) on a queue",
+      roles: ROLE_SETS.RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { params: groupQueueParams, body: deliveryBody },
+    },
+    async (c, { params, body }) => {
+      if (params.group === QUEUE_MODE) throw badRequest('delivery applies to named consumer groups only')
+      return c.json(await c.var.db.call('consumer_group_delivery_v1', { tenant: c.var.tenant, ...params, conflation: body.conflation }))
     },
   ),
-  route({ method: 'POST', path: '/api/v1/consumer-groups/:group/queues/:queue/delivery', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const { conflation } = c.var.body
-    if (typeof conflation !== 'boolean') throw badRequest('conflation must be true or false')
-    const group = name(c.req.param('group'), 'group')
-    if (group === QUEUE_MODE) throw badRequest('delivery applies to named consumer groups only')
-    const queue = name(c.req.param('queue'), 'queue')
-    return c.json(await c.var.db.call('consumer_group_delivery_v1', { tenant: c.var.tenant, group, queue, conflation }))
-  }),
 ]

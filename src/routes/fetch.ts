@@ -3,7 +3,6 @@
 // payloads are decrypted here (the database never holds the key).
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
-import { validate } from '../http/validate.js'
 import { reveal } from '../reveal.js'
 import { MAX_ENTRIES } from './partitions.js'
 
@@ -18,17 +17,27 @@ const fetchEntry = z.object({
   maxBytes: positive.optional(),
 })
 
-const fetchBody = z.object({
+export const fetchBody = z.object({
   entries: z.array(fetchEntry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`),
 })
 
 export const fetchRoutes = [
-  route({ method: 'POST', path: '/api/v1/fetch', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const request = validate(fetchBody, c.var.body)
-    const result = await c.var.db.call('log_fetch_v1', { tenant: c.var.tenant, entries: request.entries })
-    const entries = await Promise.all(
-      result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.var.config, entry.frames) } : entry)),
-    )
-    return c.json({ entries })
-  }),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/fetch',
+      summary: 'Read partition logs by offset (no lease, cursor or group)',
+      roles: ROLE_SETS.R_RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { body: fetchBody },
+    },
+    async (c, { body }) => {
+      const result = await c.var.db.call('log_fetch_v1', { tenant: c.var.tenant, entries: body.entries })
+      const entries = await Promise.all(
+        result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.var.config, entry.frames) } : entry)),
+      )
+      return c.json({ entries })
+    },
+  ),
 ]

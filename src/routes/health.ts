@@ -6,7 +6,7 @@ const PING_TIMEOUT_MS = 2000
 
 export function healthRoutes(version: string) {
   return [
-    route({ method: 'GET', path: '/health', roles: ROLE_SETS.R_RW_A, tenant: 'none', body: 'none' }, async (c) => {
+    route({ method: 'GET', path: '/health', summary: 'Liveness: healthy only after a round trip to PostgreSQL', roles: ROLE_SETS.R_RW_A, tenant: 'none', body: 'none' }, async (c) => {
       c.header('Cache-Control', 'no-store')
       try {
         await c.var.db.ping(PING_TIMEOUT_MS)

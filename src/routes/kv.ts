@@ -2,41 +2,43 @@
 // committed pointer s3:<sink>:<queue>:committed that the retention lane's sink hold reads. PUT is
 // read-write, GET read-only, DELETE admin. One procedure call each.
 import { z } from 'zod'
-import { HttpError, badRequest } from '../errors.js'
+import { HttpError } from '../errors.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { validate } from '../http/validate.js'
+import { fieldColon, worded } from '../http/validate.js'
 
 /** D2: at most 400 characters, counted as PostgreSQL's char_length counts them (code points). */
 export const MAX_KV_KEY_CHARS = 400
 
 const keyNotFound = () => new HttpError(404, 'key_not_found', 'Key not found')
 
-function keyOf(raw: string | undefined): string {
-  const key = raw ?? ''
-  const chars = [...key].length
-  if (chars === 0 || chars > MAX_KV_KEY_CHARS) throw badRequest(`key: must be 1 to ${MAX_KV_KEY_CHARS} characters`)
-  // PostgreSQL text cannot hold U+0000 (the body reader refuses it in bodies for the same reason).
-  if (key.includes('\u0000')) throw badRequest('key: must not contain U+0000')
-  return key
-}
+// Worded "key: ..." like the body fields: the texts predate the schema and clients see them.
+const keyParams = worded(
+  z.object({
+    key: z
+      .string()
+      .refine((key) => [...key].length >= 1 && [...key].length <= MAX_KV_KEY_CHARS, `must be 1 to ${MAX_KV_KEY_CHARS} characters`)
+      // PostgreSQL text cannot hold U+0000 (the body reader refuses it in bodies for the same reason).
+      .refine((key) => !key.includes('\u0000'), 'must not contain U+0000'),
+  }),
+  fieldColon,
+)
 
 // Any JSON value, null included, but the key must be present: a body without it is a mistake.
-const putBody = z.object({ value: z.unknown() }).refine((body) => 'value' in body, { message: 'is required', path: ['value'] })
+export const putBody = z.object({ value: z.unknown() }).refine((body) => 'value' in body, { message: 'is required', path: ['value'] })
+
+const kv = { tenant: 'required', request: { params: keyParams } } as const
 
 export const kvRoutes = [
-  route({ method: 'PUT', path: '/api/v1/kv/:key', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const key = keyOf(c.req.param('key'))
-    const { value } = validate(putBody, c.var.body)
-    return c.json(await c.var.db.call('kv_put_v1', { tenant: c.var.tenant, key, value: value ?? null }))
-  }),
-
-  route({ method: 'GET', path: '/api/v1/kv/:key', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c) => {
-    const entry = await c.var.db.call('kv_get_v1', { tenant: c.var.tenant, key: keyOf(c.req.param('key')) })
+  route(
+    { method: 'PUT', path: '/api/v1/kv/:key', summary: 'Store a JSON value under a key', roles: ROLE_SETS.RW_A, body: 'required', ...kv, request: { params: keyParams, body: putBody } },
+    async (c, { params, body }) => c.json(await c.var.db.call('kv_put_v1', { tenant: c.var.tenant, key: params.key, value: body.value ?? null })),
+  ),
+  route({ method: 'GET', path: '/api/v1/kv/:key', summary: 'Read the value stored under a key', roles: ROLE_SETS.R_RW_A, body: 'none', ...kv }, async (c, { params }) => {
+    const entry = await c.var.db.call('kv_get_v1', { tenant: c.var.tenant, key: params.key })
     if (!entry) throw keyNotFound()
     return c.json(entry)
   }),
-
-  route({ method: 'DELETE', path: '/api/v1/kv/:key', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c) => {
-    return c.json(await c.var.db.call('kv_delete_v1', { tenant: c.var.tenant, key: keyOf(c.req.param('key')) }))
-  }),
+  route({ method: 'DELETE', path: '/api/v1/kv/:key', summary: 'Delete a key', roles: ROLE_SETS.A, body: 'none', ...kv }, async (c, { params }) =>
+    c.json(await c.var.db.call('kv_delete_v1', { tenant: c.var.tenant, key: params.key })),
+  ),
 ]

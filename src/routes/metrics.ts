@@ -55,11 +55,11 @@ function clusterLines(cluster: MetricsCluster): string[] {
 }
 
 export const metricsRoutes = [
-  route({ method: 'GET', path: '/metrics', ...spec }, (c) => {
+  route({ method: 'GET', path: '/metrics', summary: "This process's counters as JSON", ...spec }, (c) => {
     c.header('Cache-Control', 'no-store')
     return c.json(c.var.metrics.json(c.var.db.poolStats()))
   }),
-  route({ method: 'GET', path: '/metrics/prometheus', ...spec }, async (c) => {
+  route({ method: 'GET', path: '/metrics/prometheus', summary: 'Process and cluster series in the Prometheus exposition format', ...spec }, async (c) => {
     const { metrics, db } = c.var
     const lines = metrics.prometheusLines(db.poolStats())
     const perQueue = mayName(c)

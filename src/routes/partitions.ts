@@ -3,32 +3,36 @@
 // log_partitions_changed_v1, issued as a single autocommit statement so the procedure runs at
 // READ COMMITTED with a fresh snapshot per statement (which its safeTime argument needs).
 import { z } from 'zod'
-import { parseInstant } from '../http/query.js'
+import { instant } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { validate } from '../http/validate.js'
 
 /** At most 100 entries per call (D18). */
 export const MAX_ENTRIES = 100
 
 const changedEntry = z.object({
   queue: z.string({ error: 'must be a string' }),
-  since: z.string({ error: 'must be an ISO-8601 timestamp' }).optional(),
+  // The same instants every other route accepts (API 1.5), normalised before SQL sees them.
+  since: instant().optional(),
   after: z.string({ error: 'must be the opaque cursor string of an earlier answer' }).optional(),
   // Clamped to [1, 10 000] by the procedure (D18), so any integer is accepted.
   limit: z.number().int('must be an integer').optional(),
 })
 
-const changedBody = z.object({
+export const changedBody = z.object({
   entries: z.array(changedEntry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`),
 })
 
 export const partitionsRoutes = [
-  route({ method: 'POST', path: '/api/v1/partitions/changed', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const { entries } = validate(changedBody, c.var.body)
-    // The same instants every other route accepts (API 1.5), normalised before SQL sees them.
-    for (const [i, entry] of entries.entries()) {
-      if (entry.since !== undefined) entry.since = parseInstant(entry.since, `entries.${i}.since`)
-    }
-    return c.json(await c.var.db.call('log_partitions_changed_v1', { tenant: c.var.tenant, entries }))
-  }),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/partitions/changed',
+      summary: 'List partitions changed since a time or cursor, with a safeTime watermark',
+      roles: ROLE_SETS.R_RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { body: changedBody },
+    },
+    async (c, { body }) => c.json(await c.var.db.call('log_partitions_changed_v1', { tenant: c.var.tenant, entries: body.entries })),
+  ),
 ]

@@ -2,10 +2,10 @@
 // log_pop_v1 call; the procedure never sleeps, so waiting (long-poll, minPopWaitTime) happens here
 // with D24's bounds and backoff: 100 ms, doubling after every 3 empty checks, at most 1 s.
 import type { Context } from 'hono'
+import { z } from 'zod'
 import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
-import { badRequest } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
-import { Query, parseInstant } from '../http/query.js'
+import { instantOf, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sleepOnly, wakeKey, type WakeOutcome } from '../pop-waker.js'
 import { reveal } from '../reveal.js'
@@ -27,47 +27,72 @@ interface Scope {
   task?: string
 }
 
-function checkName(value: string, what: string): string {
-  if (value.length > NAME_MAX) throw badRequest(`${what} must be at most ${NAME_MAX} characters`)
-  return value
-}
+const longName = `must be at most ${NAME_MAX} characters`
 
-function parseRequest(c: Context<AppEnv>, scope: Scope) {
-  const q = new Query(c.req.url)
-  const { config } = c.var
-  const group = q.string('consumerGroup') ?? QUEUE_MODE
-  checkName(group, 'consumerGroup')
-  const from = q.string('subscriptionFrom')
-  let subscriptionMode: PopRequestArg['subscriptionMode'] = MODES[q.oneOf('subscriptionMode', ['all', 'from_beginning', 'new', 'new-only'], config.DEFAULT_SUBSCRIPTION_MODE)]
-  let subscriptionFrom: string | undefined
-  if (from !== undefined) {
-    if (from.toLowerCase() === 'now') subscriptionMode = 'new'
-    else {
-      subscriptionMode = 'timestamp'
-      subscriptionFrom = parseInstant(from, 'subscriptionFrom')
-    }
-  }
+/**
+ * The pop options, in the order Queen's route reads them. subscriptionMode has no default here:
+ * it defaults to DEFAULT_SUBSCRIPTION_MODE, which is configuration.
+ */
+const popOptions = {
+  consumerGroup: z.string().max(NAME_MAX, longName).optional(),
+  subscriptionMode: qOneOf(['all', 'from_beginning', 'new', 'new-only']).optional(),
+  subscriptionFrom: z
+    .string()
+    .transform((v, ctx) => {
+      if (v.toLowerCase() === 'now') return 'now'
+      const iso = instantOf(v)
+      if (iso === null) ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 timestamp', params: { instant: true } })
+      return iso ?? z.NEVER
+    })
+    .optional()
+    .meta({ description: '"now" or an ISO-8601 timestamp' }),
   // A named group's delivery policy at first contact; queue mode ignores it (D8).
-  const delivery = q.oneOf('delivery', ['all', 'conflate'], 'all')
+  delivery: qOneOf(['all', 'conflate']).default('all'),
+  batch: qInt(1, 1, 10_000),
+  partitions: qInt(1, 1, 1000),
+  autoAck: qBool(false),
+  wait: qBool(false),
+  timeout: qInt(DEFAULT_TIMEOUT_MS, 0, Number.MAX_SAFE_INTEGER),
+}
+const popQuery = z.object(popOptions)
+// Queen refuses a discovery pop without namespace and task before reading any option.
+const discoveryQuery = z.preprocess(
+  (query, ctx) => {
+    const { namespace, task } = query as Record<string, string | undefined>
+    if (namespace === undefined && task === undefined) ctx.addIssue({ code: 'custom', message: 'namespace or task is required' })
+    return query
+  },
+  z.object({ namespace: qString(), task: qString(), ...popOptions }),
+)
+type PopQuery = z.output<typeof popQuery>
+
+function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
+  const { config } = c.var
+  const group = q.consumerGroup ?? QUEUE_MODE
+  let subscriptionMode: PopRequestArg['subscriptionMode'] = MODES[q.subscriptionMode ?? config.DEFAULT_SUBSCRIPTION_MODE]
+  let subscriptionFrom: string | undefined
+  if (q.subscriptionFrom === 'now') subscriptionMode = 'new'
+  else if (q.subscriptionFrom !== undefined) {
+    subscriptionMode = 'timestamp'
+    subscriptionFrom = q.subscriptionFrom
+  }
   const request: PopRequestArg = {
     ...scope,
     group,
-    batch: q.int('batch', 1, 1, 10_000),
-    partitions: q.int('partitions', 1, 1, 1000),
-    autoAck: q.bool('autoAck', false),
+    batch: q.batch,
+    partitions: q.partitions,
+    autoAck: q.autoAck,
     subscriptionMode,
     ...(subscriptionFrom !== undefined ? { subscriptionFrom } : {}),
-    delivery,
+    delivery: q.delivery,
     maxBytes: config.POP_MAX_BYTES,
   }
-  const wait = q.bool('wait', false)
-  const timeout = Math.min(q.int('timeout', DEFAULT_TIMEOUT_MS, 0, Number.MAX_SAFE_INTEGER), config.MAX_POP_WAIT_MS)
-  return { request, wait, timeout }
+  return { request, wait: q.wait, timeout: Math.min(q.timeout, config.MAX_POP_WAIT_MS) }
 }
 
-async function pop(c: Context<AppEnv>, scope: Scope) {
+async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const started = Date.now()
-  const { request, wait, timeout } = parseRequest(c, scope)
+  const { request, wait, timeout } = parseRequest(c, scope, query)
   const signal = c.req.raw.signal
   const keys = scope.queue !== undefined ? [wakeKey(c.var.tenant, scope.queue)] : []
   const waker = c.var.popWaker
@@ -161,17 +186,19 @@ async function answer(
 }
 
 const spec = { method: 'GET', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'none' } as const
+const queueParams = z.object({ queue: z.string().max(NAME_MAX, longName) })
+const partitionParams = z.object({ queue: z.string().max(NAME_MAX, longName), partition: z.string().max(NAME_MAX, longName) })
 
 export const popRoutes = [
-  route({ ...spec, path: '/api/v1/pop' }, (c) => {
-    const q = new Query(c.req.url)
-    const namespace = q.string('namespace')
-    const task = q.string('task')
-    if (namespace === undefined && task === undefined) throw badRequest('namespace or task is required')
-    return pop(c, { ...(namespace !== undefined ? { namespace } : {}), ...(task !== undefined ? { task } : {}) })
+  route({ ...spec, path: '/api/v1/pop', summary: 'Pop from the queues of a namespace and/or task', request: { query: discoveryQuery } }, (c, { query }) => {
+    const { namespace, task, ...options } = query
+    return pop(c, { ...(namespace !== undefined ? { namespace } : {}), ...(task !== undefined ? { task } : {}) }, options)
   }),
-  route({ ...spec, path: '/api/v1/pop/queue/:queue/partition/:partition' }, (c) =>
-    pop(c, { queue: checkName((c.req.param('queue') ?? ''), 'queue'), partition: checkName((c.req.param('partition') ?? ''), 'partition') }),
+  route(
+    { ...spec, path: '/api/v1/pop/queue/:queue/partition/:partition', summary: 'Pop from one partition of a queue', request: { params: partitionParams, query: popQuery } },
+    (c, { params, query }) => pop(c, params, query),
   ),
-  route({ ...spec, path: '/api/v1/pop/queue/:queue' }, (c) => pop(c, { queue: checkName((c.req.param('queue') ?? ''), 'queue') })),
+  route({ ...spec, path: '/api/v1/pop/queue/:queue', summary: 'Pop from any partition of a queue', request: { params: queueParams, query: popQuery } }, (c, { params, query }) =>
+    pop(c, params, query),
+  ),
 ]

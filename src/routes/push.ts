@@ -4,12 +4,14 @@
 // re-encoded and sent once more (ENGINE §11.2); a second refusal is 503 encryption_changed.
 // The transaction route reuses the item parser and the encoding loop.
 import type { Context } from 'hono'
+import { z } from 'zod'
 import { DbError } from '../db/errors.js'
 import type { PushItemArg } from '../db/procedures.js'
 import { cachedFlag, encrypt, keyring, rememberFlags } from '../encryption.js'
-import { HttpError, badRequest } from '../errors.js'
+import { HttpError } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { pathText, positionOf, sentence, worded } from '../http/validate.js'
 import { isUuid } from '../ids.js'
 import { wakeKey } from '../pop-waker.js'
 
@@ -26,35 +28,48 @@ export interface PushItem {
   data: unknown
 }
 
+/** Queen's text for a fault, with the position suffix ` (items[N])` the path gives (API §5.4). */
+export const queenText = (text: string) => ({ error: (iss: { path?: PropertyKey[] }) => `${text}${positionOf(iss.path)}` })
+
+/** One push item. Empty partition, transactionId and traceId read as absent, as Queen's do. */
+export const pushItem = z
+  .object(
+    {
+      queue: z.string(queenText('Queue must be a string')).max(NAME_MAX, queenText(`Queue name must be at most ${NAME_MAX} characters`)),
+      partition: z.string(queenText('Partition must be a string')).max(NAME_MAX, queenText(`Partition name must be at most ${NAME_MAX} characters`)).nullish(),
+      transactionId: z.string(queenText('TransactionId must be a string')).max(NAME_MAX, queenText(`TransactionId must be at most ${NAME_MAX} characters`)).nullish(),
+      traceId: z
+        .string(queenText('TraceId must be a string'))
+        .refine((v) => v === '' || isUuid(v), queenText('TraceId must be a UUID'))
+        .nullish(),
+      payload: z.unknown().optional().meta({ description: 'the message; `data` is accepted for it too' }),
+      data: z.unknown().optional(),
+    },
+    queenText('Each item must be an object'),
+  )
+  .transform(
+    (o): PushItem => ({
+      queue: o.queue,
+      partition: o.partition ? o.partition : 'Default',
+      transactionId: o.transactionId ? o.transactionId : null,
+      traceId: o.traceId ? o.traceId.toLowerCase() : null,
+      data: 'payload' in o ? o.payload : 'data' in o ? o.data : {},
+    }),
+  )
+
+/** A push items array: "items array is required", or "operations[2].items array is required" inside a transaction. */
+export const pushItems = z.array(pushItem, { error: (iss) => `${pathText(iss.path)} array is required` })
+
+export const pushBody = worded(z.object({ items: pushItems }), sentence)
+
 /**
- * Validates a push `items` array with Queen's texts plus ` (items[N])` (API §5.4). `where` prefixes
- * the item path, e.g. `operations[2].items` inside a transaction.
+ * The item count limit is configuration, so no static schema can hold it; it is checked on the raw
+ * body before the schema, where Queen checks it (after "is it an array", before any item).
  */
-export function parsePushItems(raw: unknown, maxItems: number, where = 'items'): PushItem[] {
-  if (!Array.isArray(raw)) throw badRequest(`${where === 'items' ? 'items' : where} array is required`)
-  if (raw.length > maxItems) {
+export function checkItemCount(raw: unknown, maxItems: number): void {
+  if (Array.isArray(raw) && raw.length > maxItems) {
     throw new HttpError(413, 'payload_too_large', `Too many items: ${raw.length} (limit ${maxItems} per push)`)
   }
-  return raw.map((item: unknown, i) => {
-    const at = ` (${where}[${i}])`
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw badRequest(`Each item must be an object${at}`)
-    const o = item as Record<string, unknown>
-    if (typeof o.queue !== 'string') throw badRequest(`Queue must be a string${at}`)
-    if (o.queue.length > NAME_MAX) throw badRequest(`Queue name must be at most ${NAME_MAX} characters${at}`)
-    if (o.partition !== undefined && o.partition !== null && typeof o.partition !== 'string') throw badRequest(`Partition must be a string${at}`)
-    const partition = typeof o.partition === 'string' && o.partition !== '' ? o.partition : 'Default'
-    if (partition.length > NAME_MAX) throw badRequest(`Partition name must be at most ${NAME_MAX} characters${at}`)
-    if (o.transactionId !== undefined && o.transactionId !== null && typeof o.transactionId !== 'string') {
-      throw badRequest(`TransactionId must be a string${at}`)
-    }
-    const transactionId = typeof o.transactionId === 'string' && o.transactionId !== '' ? o.transactionId : null
-    if (transactionId !== null && transactionId.length > NAME_MAX) throw badRequest(`TransactionId must be at most ${NAME_MAX} characters${at}`)
-    if (o.traceId !== undefined && o.traceId !== null && typeof o.traceId !== 'string') throw badRequest(`TraceId must be a string${at}`)
-    const traceId = typeof o.traceId === 'string' && o.traceId !== '' ? o.traceId : null
-    if (traceId !== null && !isUuid(traceId)) throw badRequest(`TraceId must be a UUID${at}`)
-    const data = 'payload' in o ? o.payload : 'data' in o ? o.data : {}
-    return { queue: o.queue, partition, transactionId, traceId: traceId?.toLowerCase() ?? null, data }
-  })
 }
 
 /** One refusal is corrected and retried; the second propagates (503 encryption_changed). */
@@ -119,24 +134,35 @@ function utf8Length(text: string): number {
 }
 
 export const pushRoutes = [
-  route({ method: 'POST', path: '/api/v1/push', roles: ROLE_SETS.W_RW_A, tenant: 'required', body: 'required' }, async (c) => {
-    const items = parsePushItems(c.var.body.items, c.var.config.MAX_PUSH_ITEMS).map((item, i) => ({ ...item, where: `items[${i}]` }))
-    if (items.length === 0) return c.json([], 201)
-    const result = await withEncryption(
-      c,
-      items,
-      (encoded) => c.var.db.call('log_push_v1', { tenant: c.var.tenant, items: encoded }),
-      (r) => r.queues,
-    )
-    wakePops(c, items.map((i) => i.queue))
-    c.var.metrics.pushed(result.items.map((r) => r.status))
-    return c.json(
-      result.items.map((r) =>
-        r.status === 'queued'
-          ? { index: r.index, transaction_id: r.transactionId, status: r.status, message_id: r.messageId, partition_id: r.partitionId, trace_id: r.traceId, queueName: r.queue, offset: r.offset }
-          : { index: r.index, transaction_id: r.transactionId, status: r.status, message_id: r.messageId, partition_id: r.partitionId, queueName: r.queue, offset: r.offset },
-      ),
-      201,
-    )
-  }),
+  route(
+    {
+      method: 'POST',
+      path: '/api/v1/push',
+      summary: 'Append messages to queue partitions',
+      roles: ROLE_SETS.W_RW_A,
+      tenant: 'required',
+      body: 'required',
+      request: { body: pushBody, admit: (c, raw) => checkItemCount(raw.items, c.var.config.MAX_PUSH_ITEMS) },
+    },
+    async (c, { body }) => {
+      const items = body.items.map((item, i) => ({ ...item, where: `items[${i}]` }))
+      if (items.length === 0) return c.json([], 201)
+      const result = await withEncryption(
+        c,
+        items,
+        (encoded) => c.var.db.call('log_push_v1', { tenant: c.var.tenant, items: encoded }),
+        (r) => r.queues,
+      )
+      wakePops(c, items.map((i) => i.queue))
+      c.var.metrics.pushed(result.items.map((r) => r.status))
+      return c.json(
+        result.items.map((r) =>
+          r.status === 'queued'
+            ? { index: r.index, transaction_id: r.transactionId, status: r.status, message_id: r.messageId, partition_id: r.partitionId, trace_id: r.traceId, queueName: r.queue, offset: r.offset }
+            : { index: r.index, transaction_id: r.transactionId, status: r.status, message_id: r.messageId, partition_id: r.partitionId, queueName: r.queue, offset: r.offset },
+        ),
+        201,
+      )
+    },
+  ),
 ]

@@ -2,11 +2,10 @@
 // the resource routes' sources and staleness (statsAge); series come from the per-minute counters
 // the stats lane keeps (ENGINE 8.1). Unknown queue → 404 only on the two per-queue reads (D18).
 // /status/buffers is process-local: this broker has no push buffer, so its zeros are true.
-import type { Context } from 'hono'
+import { z } from 'zod'
 import type { StatusFilter } from '../db/procedures.js'
 import { HttpError, badRequest } from '../errors.js'
-import type { AppEnv } from '../http/env.js'
-import { Query, parseInstant } from '../http/query.js'
+import { instant, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 
 const HOUR_MS = 3_600_000
@@ -16,40 +15,42 @@ const INTERVALS = ['minute', 'hour', 'day'] as const
 const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 
+/** from/to (API 5.14); `to` first, the order the time range has always been read in. */
+export const timeRangeShape = { to: instant().optional(), from: instant().optional() }
+
 /** from/to as ISO instants, defaulting to the last hour (API 5.14); from after to is a 400. */
-export function timeRange(q: Query): { from: string; to: string } {
-  const now = Date.now()
-  const to = q.string('to') !== undefined ? parseInstant(q.string('to')!, 'to') : new Date(now).toISOString()
-  const from = q.string('from') !== undefined ? parseInstant(q.string('from')!, 'from') : new Date(Date.parse(to) - HOUR_MS).toISOString()
+export function timeRange(q: { from?: string | undefined; to?: string | undefined }): { from: string; to: string } {
+  const to = q.to ?? new Date(Date.now()).toISOString()
+  const from = q.from ?? new Date(Date.parse(to) - HOUR_MS).toISOString()
   if (Date.parse(from) > Date.parse(to)) throw badRequest('from must not be after to')
   return { from, to }
 }
 
 /** The time range plus the queue, namespace and task filters the status reads share. */
-export function statusFilter(c: Context<AppEnv>): StatusFilter {
-  const q = new Query(c.req.url)
-  return { ...timeRange(q), queue: q.string('queue'), namespace: q.string('namespace'), task: q.string('task') }
+export const statusFilterShape = { ...timeRangeShape, queue: qString(), namespace: qString(), task: qString() }
+const statusQuery = z.object(statusFilterShape)
+
+export function statusFilter(q: z.output<typeof statusQuery>): StatusFilter {
+  return { ...timeRange(q), queue: q.queue, namespace: q.namespace, task: q.task }
 }
 
+const queuesQuery = z.object({ namespace: qString(), task: qString(), limit: qInt(100, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
+const analyticsQuery = z.object({ interval: qOneOf(INTERVALS).default('hour'), ...statusFilterShape })
+const pageQuery = z.object({ limit: qInt(50, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
+// includePartitions (queenctl `partition list`) is accepted and ignored: partitions are always included.
+const detailQuery = z.object({ includePartitions: qString() })
+
 export const statusRoutes = [
-  route({ method: 'GET', path: '/api/v1/status', ...read }, async (c) =>
-    c.json(await c.var.db.call('status_overview_v1', { tenant: c.var.tenant, filter: statusFilter(c) })),
+  route({ method: 'GET', path: '/api/v1/status', summary: 'Dashboard overview: counts, throughput and lag', ...read, request: { query: statusQuery } }, async (c, { query }) =>
+    c.json(await c.var.db.call('status_overview_v1', { tenant: c.var.tenant, filter: statusFilter(query) })),
   ),
-  route({ method: 'GET', path: '/api/v1/status/queues', ...read }, async (c) => {
-    const q = new Query(c.req.url)
-    const filter = {
-      namespace: q.string('namespace'),
-      task: q.string('task'),
-      limit: q.int('limit', 100, 1, 1000),
-      offset: q.int('offset', 0, 0, Number.MAX_SAFE_INTEGER),
-    }
-    return c.json(await c.var.db.call('status_queues_v1', { tenant: c.var.tenant, filter }))
-  }),
-  route({ method: 'GET', path: '/api/v1/status/analytics', ...read }, async (c) => {
-    const interval = new Query(c.req.url).oneOf('interval', INTERVALS, 'hour')
-    return c.json(await c.var.db.call('status_analytics_v1', { tenant: c.var.tenant, filter: { ...statusFilter(c), interval } }))
-  }),
-  route({ method: 'GET', path: '/api/v1/status/buffers', ...read }, async (c) => {
+  route({ method: 'GET', path: '/api/v1/status/queues', summary: 'Queues with their counts, paged', ...read, request: { query: queuesQuery } }, async (c, { query }) =>
+    c.json(await c.var.db.call('status_queues_v1', { tenant: c.var.tenant, filter: query })),
+  ),
+  route({ method: 'GET', path: '/api/v1/status/analytics', summary: 'Throughput and latency series per minute, hour or day', ...read, request: { query: analyticsQuery } }, async (c, { query }) =>
+    c.json(await c.var.db.call('status_analytics_v1', { tenant: c.var.tenant, filter: { ...statusFilter(query), interval: query.interval } })),
+  ),
+  route({ method: 'GET', path: '/api/v1/status/buffers', summary: "This process's push buffer (always empty) and database health", ...read }, async (c) => {
     let dbHealthy = true
     try {
       await c.var.db.ping(PING_TIMEOUT_MS)
@@ -58,17 +59,13 @@ export const statusRoutes = [
     }
     return c.json({ pending: 0, failed: 0, dbHealthy, worker: c.var.metrics.instance, note: 'no local push buffer' })
   }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue', ...read }, async (c) => {
-    // includePartitions (queenctl `partition list`) is accepted and ignored: partitions are always included.
-    const detail = await c.var.db.call('status_queue_detail_v1', { tenant: c.var.tenant, queue: c.req.param('queue')! })
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params }) => {
+    const detail = await c.var.db.call('status_queue_detail_v1', { tenant: c.var.tenant, queue: params.queue! })
     if (!detail) throw queueNotFound()
     return c.json(detail)
   }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue/messages', ...read }, async (c) => {
-    const q = new Query(c.req.url)
-    const limit = q.int('limit', 50, 1, 1000)
-    const offset = q.int('offset', 0, 0, Number.MAX_SAFE_INTEGER)
-    const messages = await c.var.db.call('status_queue_messages_v1', { tenant: c.var.tenant, queue: c.req.param('queue')!, limit, offset })
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue/messages', summary: "A queue's recent messages, paged", ...read, request: { query: pageQuery } }, async (c, { params, query }) => {
+    const messages = await c.var.db.call('status_queue_messages_v1', { tenant: c.var.tenant, queue: params.queue!, ...query })
     if (!messages) throw queueNotFound()
     return c.json(messages)
   }),

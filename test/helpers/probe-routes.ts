@@ -7,33 +7,33 @@ import { ROLE_SETS, route } from '../../src/http/route.js'
 import { validate } from '../../src/http/validate.js'
 
 export const probeRoutes = [
-  route({ method: 'POST', path: '/probe/required', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, (c) =>
+  route({ summary: 'test probe', method: 'POST', path: '/probe/required', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, (c) =>
     c.json({ body: c.var.body, tenant: c.var.tenant }),
   ),
-  route({ method: 'POST', path: '/probe/optional', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'optional' }, (c) =>
+  route({ summary: 'test probe', method: 'POST', path: '/probe/optional', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'optional' }, (c) =>
     c.json({ body: c.var.body, tenant: c.var.tenant }),
   ),
-  route({ method: 'POST', path: '/probe/validated', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, (c) => {
+  route({ summary: 'test probe', method: 'POST', path: '/probe/validated', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' }, (c) => {
     const { queue } = validate(z.object({ queue: z.string() }), c.var.body)
     return c.json({ queue })
   }),
-  route({ method: 'GET', path: '/probe/db', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c) => {
+  route({ summary: 'test probe', method: 'GET', path: '/probe/db', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c) => {
     // A real procedure call, so a database outage surfaces exactly as it would on a product route.
     return c.json(await c.var.db.call('log_dedup_purge_step_v1', { limit: 1 }))
   }),
-  route({ method: 'GET', path: '/probe/raise/:sqlstate', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, (c) => {
+  route({ summary: 'test probe', method: 'GET', path: '/probe/raise/:sqlstate', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, (c) => {
     throw new DbError('sqlstate', c.req.param('sqlstate') ?? '', 'relation "queen.secret" does not exist at host db.internal')
   }),
-  route({ method: 'GET', path: '/probe/crash', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, () => {
+  route({ summary: 'test probe', method: 'GET', path: '/probe/crash', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, () => {
     throw new Error('postgres://user:hunter2@db.internal/queen exploded')
   }),
   // What a handler sees of the caller: the push route stamps principal.sub as producerSub (API §3.8).
-  route({ method: 'GET', path: '/probe/principal', roles: ROLES, tenant: 'required', body: 'none' }, (c) => {
+  route({ summary: 'test probe', method: 'GET', path: '/probe/principal', roles: ROLES, tenant: 'required', body: 'none' }, (c) => {
     const { sub, roles, tenant } = c.var.principal
     return c.json({ sub, roles: [...roles].sort(), boundTenant: tenant, tenant: c.var.tenant })
   }),
   // Stands in for the maintenance switches (API §4.4) until they exist.
-  route({ method: 'POST', path: '/probe/broker-wide', roles: ROLE_SETS.A, tenant: 'required', body: 'optional', brokerWide: true }, (c) =>
+  route({ summary: 'test probe', method: 'POST', path: '/probe/broker-wide', roles: ROLE_SETS.A, tenant: 'required', body: 'optional', brokerWide: true }, (c) =>
     c.json({ changed: true }),
   ),
 ]

@@ -1,0 +1,50 @@
+// API.md §2.1's error envelope and the statuses every route can answer with, as OpenAPI components.
+// The codes listed are the envelope's; which of them a given route produces is in API.md.
+import type { RouteSpec } from '../http/route.js'
+
+export const ERROR_SCHEMA = {
+  type: 'object',
+  description: 'The one error envelope (API.md §2.1): flat, because clients read `error` as a string and key on `code`.',
+  required: ['error', 'code'],
+  properties: {
+    error: { type: 'string', description: "Human-readable; keeps Queen's text wherever Queen had one." },
+    code: {
+      type: 'string',
+      description: 'Stable snake_case code.',
+      examples: ['invalid_request', 'invalid_json', 'tenant_required', 'unauthenticated', 'forbidden', 'queue_not_found', 'payload_too_large', 'db_unavailable'],
+    },
+    invalid: { type: 'string', description: 'Only on the two sink-hold refusals of configure: the option refused.' },
+  },
+} as const
+
+const RESPONSES = {
+  BadRequest: 'Invalid request: `invalid_json`, `invalid_request` (the message names the field), `tenant_required`, `invalid_tenant`.',
+  Unauthenticated: 'No or bad credentials (`unauthenticated`, `invalid_token`) when JWT authentication is on.',
+  Forbidden: 'No role of the token is accepted (`forbidden`), or the token is bound to another tenant (`tenant_forbidden`).',
+  NotFound: 'The route requires a resource that does not exist (`queue_not_found`, `partition_not_found`, `message_not_found`, `key_not_found`) or no route matches (`not_found`).',
+  PayloadTooLarge: 'The body is over MAX_BODY_BYTES, or a push holds too many or too large items (`payload_too_large`).',
+  Unavailable: 'Database unreachable or overloaded (`db_unavailable`, with Retry-After), or push maintenance (`maintenance`).',
+  Internal: 'Unexpected failure (`internal`); never carries SQL, driver messages or stack traces.',
+} as const
+
+export const ERROR_RESPONSES = Object.fromEntries(
+  Object.entries(RESPONSES).map(([name, description]) => [
+    name,
+    { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  ]),
+)
+
+const ref = (name: keyof typeof RESPONSES) => ({ $ref: `#/components/responses/${name}` })
+
+/** The error statuses of one route: every route can fail authentication and the database; the rest depend on its shape. */
+export function errorResponses(spec: RouteSpec): Record<string, unknown> {
+  return {
+    '400': ref('BadRequest'),
+    '401': ref('Unauthenticated'),
+    '403': ref('Forbidden'),
+    ...(spec.path.includes(':') ? { '404': ref('NotFound') } : {}),
+    ...(spec.body !== 'none' ? { '413': ref('PayloadTooLarge') } : {}),
+    '500': ref('Internal'),
+    '503': ref('Unavailable'),
+  }
+}
