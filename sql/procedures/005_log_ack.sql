@@ -200,16 +200,23 @@ returns void
 language sql volatile
 set search_path = queen, pg_catalog
 as $$
+  -- Each named partition and its cursor row are looked up by primary key (LATERAL ... LIMIT 1 keeps
+  -- them parameterised index probes): joined plainly, the ~100 rows the planner assumes for
+  -- jsonb_array_elements made it hash-join a sequential scan of every partition and every cursor
+  -- row in the database (BENCHMARKS.md, issue #9).
   insert into log_consumers (partition_id, consumer_group, committed_offset)
   select distinct on (p.id, a.grp) p.id, a.grp,
          _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
-    from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
+    from (select distinct coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
                  case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
             from jsonb_array_elements(p_acks) x) a
-    join log_partitions p on p.id = a.pid
+    cross join lateral (select p1.id, p1.queue_id, p1.log_start, p1.last_offset from log_partitions p1
+                         where p1.id = a.pid
+                           and not exists (select 1 from log_consumers c
+                                            where c.partition_id = p1.id and c.consumer_group = a.grp)
+                         limit 1) p
     join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
     left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
-   where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
    order by p.id, a.grp
   on conflict do nothing
 $$;
@@ -256,20 +263,37 @@ declare
   v_hi bigint;
   v_by_off jsonb;
   v_by_txn jsonb;
+  v_acks jsonb;
+  v_known uuid[];
 begin
   -- Missing cursor rows first, before any row lock, in lock order (D7: initialised by the group's rule).
   perform _log_ensure_cursors(p_tenant, p_acks);
+
+  -- Each item's partition id and group, validated and normalised once (`_pid`: the canonical uuid
+  -- text, or null when malformed; `_grp`), so the per-row filters below compare text instead of
+  -- running the uuid check again per item and row.
+  select jsonb_agg(x || jsonb_build_object(
+                          '_grp', coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__'),
+                          '_pid', case when _is_uuid(x->>'partitionId') then ((x->>'partitionId')::uuid)::text end)
+                   order by ord)
+    into v_acks
+    from jsonb_array_elements(p_acks) with ordinality as t(x, ord);
+  -- The named partitions that exist in this tenant, each found by primary key (see _log_ensure_cursors).
+  select coalesce(array_agg(p.id order by p.id), '{}') into v_known
+    from (select distinct (x->>'_pid')::uuid as pid from jsonb_array_elements(v_acks) x where x->>'_pid' is not null) a
+    cross join lateral (select p1.id, p1.queue_id from log_partitions p1 where p1.id = a.pid limit 1) p
+    join queues q on q.id = p.queue_id and q.tenant_id = p_tenant;
 
   for g in
     select p.id as pid, p.name as pname, q.name as qname, q.retry_limit,
            (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, a.grp,
            -- Delivery applies to named groups only (D8).
            (a.grp <> '__QUEUE_MODE__' and coalesce(cg.delivery, 'all') = 'conflate') as conflate
-      from (select distinct coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
-                   case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
-              from jsonb_array_elements(p_acks) x) a
-      join log_partitions p on p.id = a.pid
-      join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+      from (select distinct x->>'_grp' as grp, (x->>'_pid')::uuid as pid
+              from jsonb_array_elements(v_acks) x
+             where (x->>'_pid')::uuid = any (v_known)) a
+      cross join lateral (select p1.id, p1.name, p1.queue_id from log_partitions p1 where p1.id = a.pid limit 1) p
+      join queues q on q.id = p.queue_id
       left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
      order by p.id, a.grp
   loop
@@ -286,9 +310,8 @@ begin
     v_by_txn := null;
     select least(min((x->>'offset')::bigint), v_c.lease_from), greatest(max((x->>'offset')::bigint), v_c.lease_to)
       into v_lo, v_hi
-      from jsonb_array_elements(p_acks) x
-     where coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') = g.grp
-       and case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end = g.pid
+      from jsonb_array_elements(v_acks) x
+     where x->>'_grp' = g.grp and x->>'_pid' = g.pid::text
        and jsonb_typeof(x->'offset') = 'number'
        and (x->>'offset')::bigint between v_log_start and v_last;
     v_lo := greatest(coalesce(v_lo, v_c.lease_from), v_log_start);
@@ -314,9 +337,8 @@ begin
 
     v_resolved := '{}';
     for e in
-      select x from jsonb_array_elements(p_acks) x
-       where coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') = g.grp
-         and case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end = g.pid
+      select x from jsonb_array_elements(v_acks) x
+       where x->>'_grp' = g.grp and x->>'_pid' = g.pid::text
     loop
       v_off := null;
       v_reason := null;
@@ -461,9 +483,8 @@ begin
 
   -- Unknown, malformed or foreign partitions: "Message not found" (API 5.6), nothing touched.
   for e in
-    select x from jsonb_array_elements(p_acks) x
-     where not exists (select 1 from log_partitions p join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
-                        where p.id = case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end)
+    select x from jsonb_array_elements(v_acks) x
+     where x->>'_pid' is null or not ((x->>'_pid')::uuid = any (v_known))
   loop
     v_results := v_results || jsonb_build_object(
       'index', (e->>'index')::integer, 'transactionId', e->>'transactionId',
