@@ -23,6 +23,27 @@ as $$
               else p_log_start end
 $$;
 
+-- _log_pop_missing_cursors: inserts the group's missing cursor rows on the in-scope partitions that
+-- hold data (one partition when p_pid is set), initialised by the group's rule (ENGINE 5.2), in
+-- partition order (ENGINE 1.4). Wildcard scope applies the caught-up filter (5.6) as the candidate
+-- walk does. Called by log_pop_v1 before it holds any cursor lock. Returns: nothing.
+create or replace function queen._log_pop_missing_cursors(p_queue_ids uuid[], p_pid uuid, p_group text)
+returns void
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  insert into log_consumers (partition_id, consumer_group, committed_offset)
+  select p.id, p_group, _log_initial_cursor(p.id, p.log_start, p.last_offset, g.subscription_mode, g.subscription_at)
+    from log_partitions p
+    join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = p_group
+   where p.queue_id = any (p_queue_ids) and (p_pid is null or p.id = p_pid)
+     and p.last_offset >= p.log_start
+     and (p_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
+     and not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = p_group)
+   order by p.id
+  on conflict do nothing
+$$;
+
 -- _log_settle: settle(o) of ENGINE 6.2 on a cursor value. Never moves the cursor backwards.
 create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
 returns queen.log_consumers
