@@ -107,11 +107,17 @@ async function popAck(side: Side, key: string, queue: string, batch: number, gro
   if (bad > 0) throw new Error(`${side.label}: ${bad} acks refused`)
 }
 
+// MICRO_ONLY=push|pop: time only those calls (the fill and first contact still run).
+const ONLY = process.env.MICRO_ONLY
+
 async function round(side: Side) {
-  for (let i = 0; i < PER_ROUND; i++) {
-    const p = `p${Math.floor(Math.random() * PARTITIONS)}`
-    await side.timed('push 100', 'log_push_v1', { tenant: '', items: Array.from({ length: 100 }, (_, k) => item(k, 'm', p)) }, 100)
+  for (const n of ONLY === 'pop' ? [] : [1, 10, 100]) {
+    for (let i = 0; i < PER_ROUND; i++) {
+      const p = `p${Math.floor(Math.random() * PARTITIONS)}`
+      await side.timed(`push ${n}`, 'log_push_v1', { tenant: '', items: Array.from({ length: n }, (_, k) => item(k, 'm', p)) }, n)
+    }
   }
+  if (ONLY === 'push') return
   for (let i = 0; i < PER_ROUND; i++) await popAck(side, '100 queue-mode', 'm', 100, null)
   for (let i = 0; i < PER_ROUND; i++) await popAck(side, '100 group', 'm', 100, 'g1')
   if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 @${WIDE}`, 'w', 1, null)
