@@ -16,6 +16,9 @@ create or replace function queen._log_push(p_tenant text, p_items jsonb, p_now t
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Generic plans: with custom plans PostgreSQL planned the push statement again on every call
+-- (~13 % of a 100-frame push's CPU in a perf profile), and no plan here depends on parameter values.
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_queue text;
