@@ -117,6 +117,12 @@ async function round(side: Side) {
       await side.timed(`push ${n}`, 'log_push_v1', { tenant: '', items: Array.from({ length: n }, (_, k) => item(k, 'm', p)) }, n)
     }
   }
+  // With client transaction ids: the dedup path (hash lookups and inserts).
+  for (let i = 0; i < PER_ROUND && ONLY !== 'pop'; i++) {
+    const p = `p${Math.floor(Math.random() * PARTITIONS)}`
+    const items = Array.from({ length: 100 }, (_, k) => ({ ...item(k, 'm', p), transactionId: `t-${Math.random().toString(36).slice(2)}-${k}` }))
+    await side.timed('push 100 txn', 'log_push_v1', { tenant: '', items }, 100)
+  }
   if (ONLY === 'push') return
   for (let i = 0; i < PER_ROUND; i++) await popAck(side, '100 queue-mode', 'm', 100, null)
   for (let i = 0; i < PER_ROUND; i++) await popAck(side, '100 group', 'm', 100, 'g1')
