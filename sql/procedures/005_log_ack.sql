@@ -265,6 +265,9 @@ create or replace function queen._log_ack(p_tenant text, p_acks jsonb, p_now tim
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Generic plans, as in _log_push: custom plans were rebuilt on every call, and every statement here
+-- looks rows up by key, so no plan depends on parameter values.
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
