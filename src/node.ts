@@ -51,7 +51,8 @@ async function main(): Promise<void> {
 
   const pool = createNodePool({ connectionString: url, max: config.DB_POOL_SIZE })
   await checkStatementTimeout(pool)
-  const db = createDatabase(pool, { longLived: true })
+  // Push fusion (ENGINE 12.1): concurrent small pushes share one procedure call and one commit.
+  const db = createDatabase(pool, { longLived: true, fusion: { holdMs: 2, maxItems: 200 } })
   const popWaker = createPopWaker()
   const app = createApp({ config, log, database: () => db, popWaker })
   const lanes = startLaneTimers(db, config, log)

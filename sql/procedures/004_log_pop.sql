@@ -64,6 +64,7 @@ declare
   v_dead bigint;
   v_bytes bigint;
   v_secs integer;
+  v_locked boolean := false;
 begin
   if (select value from system_state where key = 'pop_maintenance') = 'true'::jsonb then
     return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
@@ -123,16 +124,12 @@ begin
    where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
 
   -- Missing cursor rows are created already initialised by the group's rule (ENGINE 5.2, D7, D9).
-  insert into log_consumers (partition_id, consumer_group, committed_offset)
-  select p.id, v_group, _log_initial_cursor(p.id, p.log_start, p.last_offset, g.subscription_mode, g.subscription_at)
-    from log_partitions p
-    join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
-   where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid)
-     and p.last_offset >= p.log_start
-     and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
-     and not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = v_group)
-   order by p.id
-  on conflict do nothing;
+  -- A specific-partition pop creates its one row here. A wildcard or discovery pop creates them only
+  -- when its candidate walk below meets a partition without one: anti-joining every partition of the
+  -- scope on every pop cost 60-120 ms at 10 001 partitions while nothing was missing (issue #9).
+  if v_pid is not null then
+    perform _log_pop_missing_cursors(v_queue_ids, v_pid, v_group);
+  end if;
 
   if v_pid is not null then
     v_pivot := '00000000-0000-0000-0000-000000000000';
@@ -144,13 +141,19 @@ begin
     select * from (
       select p.id as pid, p.name as pname, p.log_start, p.last_offset, q.name as qname, q.lease_time, q.retry_limit,
              (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, q.delayed_processing,
-             (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate') as conflate
+             (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate') as conflate,
+             c.partition_id is not null as has_cursor
         from log_partitions p
         join queues q on q.id = p.queue_id
-        join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
         join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
+        -- The cursor row is a primary-key probe per partition walked (LATERAL ... LIMIT 1), so the walk
+        -- stays lazy and stops with the budgets; a partition without one is a candidate (its data is
+        -- unread by this group) and gets its row inside the loop.
+        left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at
+                             from log_consumers c1
+                            where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
        where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id >= v_pivot
-         and p.last_offset >= greatest(c.committed_offset, p.log_start)
+         and p.last_offset >= greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
          and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
@@ -159,13 +162,16 @@ begin
     select * from (
       select p.id, p.name, p.log_start, p.last_offset, q.name, q.lease_time, q.retry_limit,
              (q.dead_letter_queue or q.dlq_after_max_retries), q.delayed_processing,
-             (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate')
+             (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate'),
+             c.partition_id is not null
         from log_partitions p
         join queues q on q.id = p.queue_id
-        join log_consumers c on c.partition_id = p.id and c.consumer_group = v_group
         join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
+        left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at
+                             from log_consumers c1
+                            where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
        where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id < v_pivot
-         and p.last_offset >= greatest(c.committed_offset, p.log_start)
+         and p.last_offset >= greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
          and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
@@ -174,7 +180,19 @@ begin
     select * into v_c from log_consumers
      where partition_id = r.pid and consumer_group = v_group
        for update skip locked;
-    continue when not found or (v_c.lease_id is not null and v_c.lease_expires_at > v_now);
+    if not found and not r.has_cursor and not v_locked then
+      -- No row yet. While this pop holds no cursor lock it may create the
+      -- scope's missing rows, in partition order like every cursor insert (ENGINE 1.4): an insert can
+      -- wait for a concurrent inserter of the same row, which must never happen under a row lock of
+      -- ours. Once a lock is held, a row-less partition is left to a later pop.
+      perform _log_pop_missing_cursors(v_queue_ids, null, v_group);
+      select * into v_c from log_consumers
+       where partition_id = r.pid and consumer_group = v_group
+         for update skip locked;
+    end if;
+    continue when not found;
+    v_locked := true;
+    continue when v_c.lease_id is not null and v_c.lease_expires_at > v_now;
     -- The loop's snapshot is older than the lock: read the head again.
     select log_start, last_offset into r.log_start, r.last_offset from log_partitions where id = r.pid;
     v_dirty := false;

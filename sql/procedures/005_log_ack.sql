@@ -23,6 +23,30 @@ as $$
               else p_log_start end
 $$;
 
+-- _log_pop_missing_cursors: inserts the group's missing cursor rows on the in-scope partitions that
+-- hold data (one partition when p_pid is set), initialised by the group's rule (ENGINE 5.2), in
+-- partition order (ENGINE 1.4). Wildcard scope applies the caught-up filter (5.6) as the candidate
+-- walk does. Called by log_pop_v1 before it holds any cursor lock. plpgsql so its plan is kept
+-- (see _log_consumer_write). Returns: nothing.
+create or replace function queen._log_pop_missing_cursors(p_queue_ids uuid[], p_pid uuid, p_group text)
+returns void
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  insert into log_consumers (partition_id, consumer_group, committed_offset)
+  select p.id, p_group, _log_initial_cursor(p.id, p.log_start, p.last_offset, g.subscription_mode, g.subscription_at)
+    from log_partitions p
+    join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = p_group
+   where p.queue_id = any (p_queue_ids) and (p_pid is null or p.id = p_pid)
+     and p.last_offset >= p.log_start
+     and (p_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
+     and not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = p_group)
+   order by p.id
+  on conflict do nothing;
+end
+$$;
+
 -- _log_settle: settle(o) of ENGINE 6.2 on a cursor value. Never moves the cursor backwards.
 create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
 returns queen.log_consumers
@@ -136,19 +160,23 @@ begin
 end
 $$;
 
--- _log_consumer_write: writes a cursor value back to its (already locked) row.
+-- _log_consumer_write: writes a cursor value back to its (already locked) row. plpgsql, not SQL:
+-- PostgreSQL 17 plans a non-inlined SQL function's body again on every call from a new statement,
+-- which cost ~0.2 ms per cursor row written; plpgsql keeps the plan for the session.
 create or replace function queen._log_consumer_write(p_c queen.log_consumers)
 returns void
-language sql volatile
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
+begin
   update log_consumers
      set committed_offset = p_c.committed_offset, acked_set = p_c.acked_set,
          lease_id = p_c.lease_id, lease_expires_at = p_c.lease_expires_at,
          lease_from = p_c.lease_from, lease_to = p_c.lease_to,
          retry_offset = p_c.retry_offset, retry_count = p_c.retry_count,
          total_consumed = p_c.total_consumed, last_consumed_at = p_c.last_consumed_at
-   where partition_id = p_c.partition_id and consumer_group = p_c.consumer_group
+   where partition_id = p_c.partition_id and consumer_group = p_c.consumer_group;
+end
 $$;
 
 -- _log_frame_at: the frame stored at one offset and its segment's created_at, or no row.
@@ -194,24 +222,34 @@ $$;
 
 -- _log_ensure_cursors: inserts the cursor rows an ack batch needs and lacks, initialised by each
 -- group's subscription rule (D7), in lock order (ENGINE 1.4) and before any row lock is taken.
--- Shared by ack and transaction acks. Returns: nothing. Raises: nothing.
+-- Shared by ack and transaction acks. plpgsql so its plan is kept (see _log_consumer_write).
+-- Returns: nothing. Raises: nothing.
 create or replace function queen._log_ensure_cursors(p_tenant text, p_acks jsonb)
 returns void
-language sql volatile
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
+begin
+  -- Each named partition and its cursor row are looked up by primary key (LATERAL ... LIMIT 1 keeps
+  -- them parameterised index probes): joined plainly, the ~100 rows the planner assumes for
+  -- jsonb_array_elements made it hash-join a sequential scan of every partition and every cursor
+  -- row in the database (BENCHMARKS.md, issue #9).
   insert into log_consumers (partition_id, consumer_group, committed_offset)
   select distinct on (p.id, a.grp) p.id, a.grp,
          _log_initial_cursor(p.id, p.log_start, p.last_offset, cg.subscription_mode, cg.subscription_at)
-    from (select coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
+    from (select distinct coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
                  case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
             from jsonb_array_elements(p_acks) x) a
-    join log_partitions p on p.id = a.pid
+    cross join lateral (select p1.id, p1.queue_id, p1.log_start, p1.last_offset from log_partitions p1
+                         where p1.id = a.pid
+                           and not exists (select 1 from log_consumers c
+                                            where c.partition_id = p1.id and c.consumer_group = a.grp)
+                         limit 1) p
     join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
     left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
-   where not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = a.grp)
    order by p.id, a.grp
-  on conflict do nothing
+  on conflict do nothing;
+end
 $$;
 
 -- _log_ack: the body of log_ack_v1 and of transaction acks (p_terminal: a transaction's failed/dlq
@@ -227,6 +265,9 @@ create or replace function queen._log_ack(p_tenant text, p_acks jsonb, p_now tim
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Generic plans, as in _log_push: custom plans were rebuilt on every call, and every statement here
+-- looks rows up by key, so no plan depends on parameter values.
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
@@ -256,20 +297,37 @@ declare
   v_hi bigint;
   v_by_off jsonb;
   v_by_txn jsonb;
+  v_acks jsonb;
+  v_known uuid[];
 begin
   -- Missing cursor rows first, before any row lock, in lock order (D7: initialised by the group's rule).
   perform _log_ensure_cursors(p_tenant, p_acks);
+
+  -- Each item's partition id and group, validated and normalised once (`_pid`: the canonical uuid
+  -- text, or null when malformed; `_grp`), so the per-row filters below compare text instead of
+  -- running the uuid check again per item and row.
+  select jsonb_agg(x || jsonb_build_object(
+                          '_grp', coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__'),
+                          '_pid', case when _is_uuid(x->>'partitionId') then ((x->>'partitionId')::uuid)::text end)
+                   order by ord)
+    into v_acks
+    from jsonb_array_elements(p_acks) with ordinality as t(x, ord);
+  -- The named partitions that exist in this tenant, each found by primary key (see _log_ensure_cursors).
+  select coalesce(array_agg(p.id order by p.id), '{}') into v_known
+    from (select distinct (x->>'_pid')::uuid as pid from jsonb_array_elements(v_acks) x where x->>'_pid' is not null) a
+    cross join lateral (select p1.id, p1.queue_id from log_partitions p1 where p1.id = a.pid limit 1) p
+    join queues q on q.id = p.queue_id and q.tenant_id = p_tenant;
 
   for g in
     select p.id as pid, p.name as pname, q.name as qname, q.retry_limit,
            (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, a.grp,
            -- Delivery applies to named groups only (D8).
            (a.grp <> '__QUEUE_MODE__' and coalesce(cg.delivery, 'all') = 'conflate') as conflate
-      from (select distinct coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
-                   case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end as pid
-              from jsonb_array_elements(p_acks) x) a
-      join log_partitions p on p.id = a.pid
-      join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
+      from (select distinct x->>'_grp' as grp, (x->>'_pid')::uuid as pid
+              from jsonb_array_elements(v_acks) x
+             where (x->>'_pid')::uuid = any (v_known)) a
+      cross join lateral (select p1.id, p1.name, p1.queue_id from log_partitions p1 where p1.id = a.pid limit 1) p
+      join queues q on q.id = p.queue_id
       left join consumer_groups cg on cg.queue_id = q.id and cg.consumer_group = a.grp
      order by p.id, a.grp
   loop
@@ -286,9 +344,8 @@ begin
     v_by_txn := null;
     select least(min((x->>'offset')::bigint), v_c.lease_from), greatest(max((x->>'offset')::bigint), v_c.lease_to)
       into v_lo, v_hi
-      from jsonb_array_elements(p_acks) x
-     where coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') = g.grp
-       and case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end = g.pid
+      from jsonb_array_elements(v_acks) x
+     where x->>'_grp' = g.grp and x->>'_pid' = g.pid::text
        and jsonb_typeof(x->'offset') = 'number'
        and (x->>'offset')::bigint between v_log_start and v_last;
     v_lo := greatest(coalesce(v_lo, v_c.lease_from), v_log_start);
@@ -314,9 +371,8 @@ begin
 
     v_resolved := '{}';
     for e in
-      select x from jsonb_array_elements(p_acks) x
-       where coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') = g.grp
-         and case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end = g.pid
+      select x from jsonb_array_elements(v_acks) x
+       where x->>'_grp' = g.grp and x->>'_pid' = g.pid::text
     loop
       v_off := null;
       v_reason := null;
@@ -461,9 +517,8 @@ begin
 
   -- Unknown, malformed or foreign partitions: "Message not found" (API 5.6), nothing touched.
   for e in
-    select x from jsonb_array_elements(p_acks) x
-     where not exists (select 1 from log_partitions p join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
-                        where p.id = case when _is_uuid(x->>'partitionId') then (x->>'partitionId')::uuid end)
+    select x from jsonb_array_elements(v_acks) x
+     where x->>'_pid' is null or not ((x->>'_pid')::uuid = any (v_known))
   loop
     v_results := v_results || jsonb_build_object(
       'index', (e->>'index')::integer, 'transactionId', e->>'transactionId',

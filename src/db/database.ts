@@ -3,6 +3,7 @@
 import { compileCall, type Procedure } from './procedure.js'
 import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
 import { toDbError } from './errors.js'
+import { fusePush, type FusionOptions } from './fusion.js'
 import type { PoolLike } from './queryable.js'
 
 export interface PoolStats {
@@ -20,21 +21,27 @@ export interface Database {
   close(): Promise<void>
 }
 
-export function createDatabase(pool: PoolLike, options: { longLived: boolean }): Database {
+export function createDatabase(pool: PoolLike, options: { longLived: boolean; fusion?: FusionOptions }): Database {
   // pg emits 'error' on idle clients whose server went away; unhandled, that kills the process.
   pool.on?.('error', () => {})
+  const direct = async <N extends ProcedureName>(name: N, args: ArgsOf<N>): Promise<ResultOf<N>> => {
+    // The registry's entries are a union; the typed signature above already tied args to name.
+    const proc = procedures[name] as Procedure<object, unknown>
+    const { text, values } = compileCall(proc, args as object)
+    let rows
+    try {
+      ;({ rows } = await pool.query(text, values))
+    } catch (error) {
+      throw toDbError(error)
+    }
+    return proc.result.parse(rows[0]?.result) as ResultOf<N>
+  }
+  // Push fusion (ENGINE 12.1) on a long-lived pool only, when asked for (src/node.ts).
+  const push = options.fusion && options.longLived ? fusePush((args) => direct('log_push_v1', args), options.fusion) : undefined
   return {
-    async call(name, args) {
-      // The registry's entries are a union; the typed signature above already tied args to name.
-      const proc = procedures[name] as Procedure<object, unknown>
-      const { text, values } = compileCall(proc, args as object)
-      let rows
-      try {
-        ;({ rows } = await pool.query(text, values))
-      } catch (error) {
-        throw toDbError(error)
-      }
-      return proc.result.parse(rows[0]?.result) as ResultOf<typeof name>
+    call(name, args) {
+      if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>) as Promise<ResultOf<typeof name>>
+      return direct(name, args)
     },
     async ping(timeoutMs) {
       let timer: ReturnType<typeof setTimeout> | undefined
