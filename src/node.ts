@@ -6,6 +6,7 @@ import { resolve } from 'node:path'
 import { createApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDatabase } from './db/database.js'
+import { NODE_FUSION } from './db/fusion.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js'
 import { checkStatementTimeout, migrate } from './db/migrate.js'
 import { createNodePool } from './db/node-pool.js'
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   const pool = createNodePool({ connectionString: url, max: config.DB_POOL_SIZE })
   await checkStatementTimeout(pool)
   // Push fusion (ENGINE 12.1): concurrent small pushes share one procedure call and one commit.
-  const db = createDatabase(pool, { longLived: true, fusion: { holdMs: 2, maxItems: 200 } })
+  const db = createDatabase(pool, { longLived: true, fusion: NODE_FUSION })
   const popWaker = createPopWaker()
   const app = createApp({ config, log, database: () => db, popWaker })
   const lanes = startLaneTimers(db, config, log)

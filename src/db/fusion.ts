@@ -17,6 +17,9 @@ type PushArgs = ArgsOf<'log_push_v1'>
 type PushResult = ResultOf<'log_push_v1'>
 type PushCall = (args: PushArgs) => Promise<PushResult>
 
+/** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, at most 200 items); tests use the same. */
+export const NODE_FUSION: FusionOptions = { holdMs: 2, maxItems: 200 }
+
 export interface FusionOptions {
   /** How long the first member of a batch waits for company, in ms (ENGINE 12.1: 2). */
   holdMs: number

@@ -3,6 +3,7 @@
 import { createApp, type AppDeps } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createDatabase, type Database } from '../../src/db/database.js'
+import { NODE_FUSION } from '../../src/db/fusion.js'
 import { createNodePool } from '../../src/db/node-pool.js'
 import { createLogger } from '../../src/log.js'
 import { freshDatabase, type TestDatabase } from './database.js'
@@ -27,7 +28,8 @@ export interface TestAppOptions {
 export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await freshDatabase())
   const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env }, 'node')
-  const db = createDatabase(createNodePool({ connectionString: database.appUrl, max: 5 }), { longLived: true })
+  // The Node runtime's own database layer, push fusion included, so route tests exercise what ships.
+  const db = createDatabase(createNodePool({ connectionString: database.appUrl, max: 5 }), { longLived: true, fusion: NODE_FUSION })
   const app = createApp({ config, log: createLogger(config.LOG_LEVEL), database: () => db, ...options.deps })
   const request = async (path: string, init?: RequestInit) => app.request(path, init)
   return {
