@@ -304,6 +304,7 @@ begin
       v_c.committed_offset := greatest(v_c.committed_offset, v_from);  -- a gap jump; never a regression
       if v_auto then
         v_c.total_consumed := v_c.total_consumed + case when r.conflate then v_to + 1 - v_from else v_n end;
+        v_c.batches_consumed := v_c.batches_consumed + 1;  -- an autoAck round completes as it is delivered
         v_c.committed_offset := greatest(v_c.committed_offset, v_to + 1);
         v_c.acked_set := array(select x from unnest(v_c.acked_set) x where x > v_to order by x);
         v_c.last_consumed_at := v_now;

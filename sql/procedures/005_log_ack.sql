@@ -174,7 +174,8 @@ begin
          lease_id = p_c.lease_id, lease_expires_at = p_c.lease_expires_at,
          lease_from = p_c.lease_from, lease_to = p_c.lease_to,
          retry_offset = p_c.retry_offset, retry_count = p_c.retry_count,
-         total_consumed = p_c.total_consumed, last_consumed_at = p_c.last_consumed_at
+         total_consumed = p_c.total_consumed, batches_consumed = p_c.batches_consumed,
+         last_consumed_at = p_c.last_consumed_at
    where partition_id = p_c.partition_id and consumer_group = p_c.consumer_group;
 end
 $$;
@@ -504,7 +505,9 @@ begin
       end if;
 
       if v_success and v_c.lease_id is not null and v_c.lease_expires_at > v_now and v_c.committed_offset > v_c.lease_to then
+        -- The acks settled the round's last frame: the round is complete (API 5.14 batchesConsumed).
         v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+        v_c.batches_consumed := v_c.batches_consumed + 1;
       end if;
 
       v_results := v_results || jsonb_build_object(

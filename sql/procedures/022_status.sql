@@ -141,8 +141,9 @@ $$;
 -- status_queue_detail_v1: GET /api/v1/status/queues/:queue. Live per partition (ENGINE 4, the
 -- worst cursor without a group), completed = greatest(0, total − pending − processing) (D19),
 -- deadLetter = distinct dead-lettered offsets; cursor is __QUEUE_MODE__'s row (nulls and 0 when
--- queue mode never read the partition); batchesConsumed is null: the engine keeps no count of
--- rounds. lastActivity is the latest push (head_at) or settlement (last_consumed_at of any group).
+-- queue mode never read the partition); batchesConsumed counts the rounds acks (or autoAck)
+-- completed on that cursor (log_consumers.batches_consumed, migration 0003). lastActivity is
+-- the latest push (head_at) or settlement (last_consumed_at of any group).
 -- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
 -- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}, or null for an
 -- unknown queue. Raises: nothing. VOLATILE. Clock: p_now decides which leases are live.
@@ -160,7 +161,7 @@ as $$
            (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
              order by s.base_offset desc limit 1) as oldest,
            (select max(c.last_consumed_at) from log_consumers c where c.partition_id = x.partition_id) as settled_at,
-           qm.total_consumed, qm.committed_offset
+           qm.total_consumed, qm.batches_consumed, qm.committed_offset
       from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
       left join log_consumers qm on qm.partition_id = x.partition_id and qm.consumer_group = '__QUEUE_MODE__'
   )
@@ -175,7 +176,7 @@ as $$
         'messages', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing),
         'stats', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing,
                                     'completed', d.completed, 'failed', null, 'deadLetter', d.dead_letter),
-        'cursor', jsonb_build_object('totalConsumed', coalesce(d.total_consumed, 0), 'batchesConsumed', null,
+        'cursor', jsonb_build_object('totalConsumed', coalesce(d.total_consumed, 0), 'batchesConsumed', coalesce(d.batches_consumed, 0),
                                      'committedOffset', d.committed_offset),
         'lastActivity', _iso_ms(nullif(greatest(coalesce(d.head_at, '-infinity'), coalesce(d.settled_at, '-infinity')), '-infinity')),
         'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,

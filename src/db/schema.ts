@@ -69,6 +69,7 @@ export const logConsumers = queen.table('log_consumers', {
   retryOffset: int8('retry_offset'),
   retryCount: integer('retry_count').notNull().default(0),
   totalConsumed: int8('total_consumed').notNull().default(0),
+  batchesConsumed: int8('batches_consumed').notNull().default(0),
   lastConsumedAt: tstz('last_consumed_at'),
   createdAt: tstz('created_at').notNull().defaultNow(),
 })

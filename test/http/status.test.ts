@@ -44,14 +44,28 @@ describe('GET /api/v1/status/queues/:queue', () => {
     const [p1, p2] = partitions
     expect(p1.messages).toEqual({ total: 3, pending: 0, processing: 0 })
     expect(p1.stats).toEqual({ total: 3, pending: 0, processing: 0, completed: 3, failed: null, deadLetter: 1 })
-    expect(p1.cursor).toMatchObject({ committedOffset: 3, batchesConsumed: null })
+    // Two rounds on p1: two frames completed by acks, then one dead-lettered by a failed ack.
+    expect(p1.cursor).toMatchObject({ committedOffset: 3, batchesConsumed: 2 })
     expect(p2.stats).toEqual({ total: 2, pending: 2, processing: 1, completed: 0, failed: null, deadLetter: 0 })
-    expect(p2.cursor).toMatchObject({ committedOffset: 0, totalConsumed: 0 })
+    expect(p2.cursor).toMatchObject({ committedOffset: 0, totalConsumed: 0, batchesConsumed: 0 })
     for (const p of partitions) {
       for (const key of ['createdAt', 'lastActivity', 'oldestMessage', 'newestMessage']) expect(p[key], key).toMatch(ISO_MS)
     }
     // The latest commit (p1's acks) is after p1's newest push.
     expect(Date.parse(p1.lastActivity)).toBeGreaterThanOrEqual(Date.parse(p1.newestMessage))
+  })
+
+  it('counts a round in batchesConsumed only when acks settle all of it, and every autoAck round', async () => {
+    const cursor = async () => (await get('/api/v1/status/queues/st-rounds')).body.partitions[0].cursor
+    await push(app, [1, 2, 3, 4, 5, 6].map((n) => ({ queue: 'st-rounds', payload: n })))
+    const round = await pop(app, 'st-rounds', { batch: 3 })
+    await ack(app, acksOf(round.messages.slice(0, 2)))
+    expect(await cursor()).toMatchObject({ totalConsumed: 2, batchesConsumed: 0 }) // one frame still leased
+    await ack(app, acksOf(round.messages.slice(2)))
+    expect(await cursor()).toMatchObject({ totalConsumed: 3, batchesConsumed: 1 })
+    const auto = await pop(app, 'st-rounds', { batch: 2, autoAck: true })
+    expect(auto.messages).toHaveLength(2)
+    expect(await cursor()).toMatchObject({ totalConsumed: 5, batchesConsumed: 2 })
   })
 
   it('answers 404 Queue not found for an unknown queue or another tenant', async () => {
