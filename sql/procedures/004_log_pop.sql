@@ -184,13 +184,18 @@ begin
       -- No row yet. While this pop holds no cursor lock it may create the
       -- scope's missing rows, in partition order like every cursor insert (ENGINE 1.4): an insert can
       -- wait for a concurrent inserter of the same row, which must never happen under a row lock of
-      -- ours. Once a lock is held, a row-less partition is left to a later pop.
+      -- ours.
       perform _log_pop_missing_cursors(v_queue_ids, null, v_group);
       select * into v_c from log_consumers
        where partition_id = r.pid and consumer_group = v_group
          for update skip locked;
+    elsif not found and not r.has_cursor then
+      -- A partition created after the scope's rows (a multi-partition claim already holds a lock):
+      -- its one row is inserted with the wait bounded, so the lock-order hazard above cannot form a
+      -- deadlock, and a partition that loses the race is only left to a later pop.
+      v_c := _log_pop_cursor_bounded(v_queue_ids, r.pid, v_group);
     end if;
-    continue when not found;
+    continue when v_c.partition_id is null;  -- no row, or a row another pop holds (SELECT INTO sets nulls)
     v_locked := true;
     continue when v_c.lease_id is not null and v_c.lease_expires_at > v_now;
     -- The loop's snapshot is older than the lock: read the head again.

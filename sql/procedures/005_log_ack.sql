@@ -47,6 +47,32 @@ begin
 end
 $$;
 
+-- _log_pop_cursor_bounded: creates one partition's missing cursor row for a pop that already holds
+-- other cursor locks, and locks it. The insert may wait for a concurrent inserter of the same row;
+-- lock_timeout bounds that wait to 20 ms inside a subtransaction, so it can never close a deadlock
+-- (ENGINE 1.4's reason for ordered inserts). Returns: the locked row, or a row of nulls when the
+-- insert timed out or another transaction holds the row (the caller skips the partition).
+create or replace function queen._log_pop_cursor_bounded(p_queue_ids uuid[], p_pid uuid, p_group text)
+returns queen.log_consumers
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_c log_consumers;
+  v_timeout text := current_setting('lock_timeout');
+begin
+  begin
+    perform set_config('lock_timeout', '20ms', true);
+    perform _log_pop_missing_cursors(p_queue_ids, p_pid, p_group);
+    perform set_config('lock_timeout', v_timeout, true);
+  exception when lock_not_available then
+    return v_c;  -- the subtransaction's rollback restored lock_timeout
+  end;
+  select * into v_c from log_consumers where partition_id = p_pid and consumer_group = p_group for update skip locked;
+  return v_c;
+end
+$$;
+
 -- _log_settle: settle(o) of ENGINE 6.2 on a cursor value. Never moves the cursor backwards.
 create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
 returns queen.log_consumers
