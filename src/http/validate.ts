@@ -2,8 +2,8 @@
 // first issue is worded depends on where the input came from, because the wire texts are fixed:
 // bodies say "queue: must be a string", query and path parameters say "limit must be an integer"
 // (API §1.5), and some bodies carry Queen's whole sentences (push, ack), which a schema states
-// itself and marks with worded(schema, sentence). The formatter travels with the schema object, so whoever
-// validates with that schema words its failures the same way.
+// itself and marks with worded(schema, sentence). The formatter travels with the schema object,
+// so whoever validates with that schema words its failures the same way.
 import type { z } from 'zod'
 import { badRequest } from '../errors.js'
 
