@@ -21,7 +21,8 @@ function lineChart(title, times, lines) {
   const x = (i) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
   const y = (v) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
   const svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', role: 'img', 'aria-label': title })
-  for (const v of [0, max / 2, max]) {
+  // Counts are integers: a middle tick that rounds onto an end (max 1) would repeat a label.
+  for (const v of [...new Set([0, Math.round(max / 2), max])]) {
     svg.append(s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid' }))
     svg.append(s('text', { x: PAD.left - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, num(Math.round(v))))
   }
