@@ -21,7 +21,7 @@ beforeAll(async () => {
     if (text.includes('log_push_v1')) statements++
     return query(text, values)
   }) as typeof pool.query
-  db = createDatabase(pool, { longLived: true, fusion: { holdMs: 5, maxItems: 200 } })
+  db = createDatabase(pool, { longLived: true, fusion: { holdMs: 5, maxItems: 200, maxBytes: 64 * 1024 } })
 })
 afterAll(async () => {
   await db.close()
@@ -75,6 +75,17 @@ describe('push fusion', () => {
        where q.name = 'fuse' group by p.name order by p.name`)
     expect(rows.reduce((n, r) => n + r.frames, 0)).toBe(39 * 3)
     for (const r of rows) expect(r.offsets.map(Number)).toEqual(Array.from({ length: r.frames }, (_, i) => i))
+  })
+
+  it('never fuses past maxBytes of item JSON: large pushes go out in calls of their own', async () => {
+    statements = 0
+    const big = 'x'.repeat(40 * 1024) // two of these exceed the 64 KiB cap of this test's pool
+    const results = await Promise.all(Array.from({ length: 4 }, (_, c) => db.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-big', 'Default', { c, big })] })))
+    expect(results.map((r) => r.items[0]!.status)).toEqual(['queued', 'queued', 'queued', 'queued'])
+    expect(statements).toBe(4)
+    statements = 0
+    await Promise.all(Array.from({ length: 4 }, (_, c) => db.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-big', 'Default', { c })] })))
+    expect(statements).toBeLessThan(4) // the same four calls, small, are fused
   })
 
   it('fails every member when the error is one each would meet alone (push maintenance)', async () => {
