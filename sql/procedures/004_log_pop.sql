@@ -93,12 +93,9 @@ begin
     -- A group may subscribe before the first push: the queue row exists from the first pop (D11, D18).
     v_queue_ids := array[_ensure_queue(p_tenant, v_queue)];
     if v_partition is not null then
+      -- Pop never creates partitions; an unknown one answers empty, but only after first contact
+      -- below has fixed the group's subscription (a 'new' group must not start at a later pop).
       select id into v_pid from log_partitions where queue_id = v_queue_ids[1] and name = v_partition;
-      if not found then
-        select min_pop_wait_time into v_min_wait from queues where id = v_queue_ids[1];
-        return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
-                                  'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
-      end if;
     end if;
   else
     select array_agg(id order by id) into v_queue_ids
@@ -122,6 +119,11 @@ begin
      set subscription_mode = v_mode, subscription_at = v_sub_at,
          delivery = case when v_delivery = 'conflate' then 'conflate' else delivery end
    where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
+
+  if v_partition is not null and v_pid is null then
+    return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+                              'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
+  end if;
 
   -- Missing cursor rows are created already initialised by the group's rule (ENGINE 5.2, D7, D9).
   -- A specific-partition pop creates its one row here. A wildcard or discovery pop creates them only

@@ -42,6 +42,18 @@ describe('subscription modes', () => {
     expect(await drain(app, 'signup.events', { consumerGroup: 'early' })).toEqual(['Default:0', 'Default:1', 'Default:2'])
   })
 
+  it('new on a partition that does not exist yet: first contact still subscribes, so the first push is delivered', async () => {
+    // A consumer long-polling one partition before its first message: the 204 must fix the
+    // subscription, or a later pop would subscribe after that message and skip it.
+    await fill('signup.partitioned', 1, 'other')
+    expect((await pop(app, 'signup.partitioned', { consumerGroup: 'watcher', subscriptionMode: 'new' }, 'tenant-7')).status).toBe(204)
+    expect(await mode('signup.partitioned', 'watcher')).toMatchObject({ mode: 'new' })
+    await new Promise((r) => setTimeout(r, 20))
+    await fill('signup.partitioned', 2, 'tenant-7')
+    const got = await pop(app, 'signup.partitioned', { consumerGroup: 'watcher', subscriptionMode: 'new', batch: 10 }, 'tenant-7')
+    expect(got.messages.map((m) => m.offset)).toEqual([0, 1])
+  })
+
   it('all / from_beginning start at the log start; new / new-only / subscriptionFrom=now at the head', async () => {
     await fill('modes', 2, 'a')
     await fill('modes', 2, 'b')
