@@ -94,6 +94,9 @@ begin
                             offset 0) fr
       window w as (partition by t.partition_id order by coalesce((x.e->>'index')::int, (x.ord - 1)::int))
     ), alloc as (
+      -- alloc and seg repeat the dedup path's below on purpose: a CTE cannot be shared between two
+      -- statements, and moving them into a function would put a call and a materialisation back
+      -- into the path this fast path exists to keep short. Change both together.
       update log_partitions lp
          set last_offset = lp.last_offset + f.n,
              head_at = greatest(v_clock, lp.head_at + interval '1 microsecond'),
