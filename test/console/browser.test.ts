@@ -99,6 +99,18 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await close(page)
   })
 
+  it('marks stats older than the threshold stale, as when the reconciler has stopped', async () => {
+    // An hour-old reconciliation: far past three missed passes of the Node stats lane (30 s).
+    await database.sql(`update queen.stats set computed_at = now() - interval '1 hour' where tenant_id = ''`)
+    try {
+      const page = await open('/')
+      await expect.poll(() => page.getByTestId('stats-age').textContent(), POLL).toBe('stale: stats 60 min old')
+      await close(page)
+    } finally {
+      await ok(broker.json('POST', '/api/v1/stats/refresh', {}))
+    }
+  })
+
   it('opens a queue, edits one option, and leaves the other 20 as they were', async () => {
     const before = (await ok(broker.json('GET', '/api/v1/resources/queues/orders'))).options
     expect(Object.keys(before)).toHaveLength(21)
