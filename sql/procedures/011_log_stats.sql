@@ -173,7 +173,8 @@ $$;
 -- of one tenant for POST /api/v1/stats/refresh (p_tenant, D23). For up to p_limit queues after
 -- p_after (by id) it writes the group-less arithmetic into queen.stats and folds the deltas into
 -- the current queue_metrics minute: pushed += Δhw_total, consumed += max(0, Δcommitted_total),
--- dead_lettered = DLQ rows failed in that minute, pending/processing, and max_lag_seconds (the age
+-- dead_lettered = DLQ rows failed in that minute (the previous pass's minute recounted when a
+-- new minute began), pending/processing, and max_lag_seconds (the age
 -- of the frame at the worst cursor of the most lagging partition).
 -- Returns: {"processed": n, "next": <last queue id> | null}. Idempotent: a repeat rewrites equal
 -- stats and adds zero deltas. Raises: nothing (lock_timeout backstop). Clock: p_now.
@@ -195,7 +196,7 @@ declare
   r record;
 begin
   for r in
-    select q.id, q.tenant_id, st.hw_total as old_hw, st.committed_total as old_committed,
+    select q.id, q.tenant_id, st.hw_total as old_hw, st.committed_total as old_committed, st.computed_at as old_at,
            a.partitions, a.total, a.pending, a.processing, a.hw_total, a.committed_total, a.max_lag
       from queues q
       left join stats st on st.queue_id = q.id
@@ -238,6 +239,15 @@ begin
       set pushed = m.pushed + excluded.pushed, consumed = m.consumed + excluded.consumed,
           dead_lettered = excluded.dead_lettered, pending = excluded.pending, processing = excluded.processing,
           max_lag_seconds = excluded.max_lag_seconds;
+    -- dead_lettered is counted by failure minute, so the previous pass's minute is counted once more
+    -- when this pass is the first of a new minute: a message dead-lettered after that pass and
+    -- before the minute ended would otherwise never be counted anywhere.
+    if r.old_at is not null and date_trunc('minute', r.old_at) < v_minute then
+      update queue_metrics m
+         set dead_lettered = (select count(*) from log_dlq l where l.queue_id = r.id and l.failed_at >= m.bucket
+                                                              and l.failed_at < m.bucket + interval '1 minute')
+       where m.queue_id = r.id and m.bucket = date_trunc('minute', r.old_at);
+    end if;
 
     v_count := v_count + 1;
     v_last := r.id;

@@ -25,6 +25,9 @@ beforeAll(async () => {
   await ack(app, acksOf(failing.messages, 'failed', { error: 'boom' }))
   await pop(app, 'st-orders', { batch: 1 }, 'p2')
   await push(app, [{ queue: 'st-other', payload: 'x' }])
+  // A stats pass right after, as a running lane makes one: the DLQ row above is counted in its
+  // failure minute even when a later pass falls into the next minute.
+  await refresh()
 })
 afterAll(() => app.close())
 
@@ -214,6 +217,27 @@ describe('GET /api/v1/status/analytics', () => {
     expect(hours.filter((p) => p.pending !== null).at(-1)?.pending).toBe(pendingOf('st-orders'))
     const old = (await get('/api/v1/status/analytics?queue=st-orders&from=2020-01-01T00:00:00Z&to=2020-01-01T05:00:00Z')).body
     expect(old.series.map((p: { pending: unknown }) => p.pending)).toEqual([null, null, null, null, null, null])
+  })
+
+  it('counts a message dead-lettered late in a minute, after that minute\'s last stats pass', async () => {
+    const tenant = 'dlq-minute'
+    const headers = { 'x-queen-tenant': tenant }
+    const [q] = await app.database.sql<{ id: string }>(`insert into queen.queues (tenant_id, name) values ($1, 'late-dlq') returning id`, [tenant])
+    const step = (now: string) => app.db.call('log_stats_refresh_step_v1', { tenant, now: new Date(now) })
+    await step('2030-01-01T12:00:40Z') // the 12:00 minute's last pass
+    await app.database.sql(
+      `insert into queen.log_dlq (tenant_id, queue_id, partition_id, partition_name, consumer_group, frame_offset, message_id, transaction_id, frame, original_created_at, failed_at)
+       values ($1, $2, gen_random_uuid(), 'Default', 'g', 0, gen_random_uuid(), 't', '{}', '2030-01-01T12:00:00Z', '2030-01-01T12:00:50Z')`,
+      [tenant, q!.id],
+    )
+    await step('2030-01-01T12:01:05Z') // the next pass is already in the 12:01 minute
+    const tenanted = await testApp({ database: app.database, env: { QUEEN_TENANCY_HEADER: 'X-Queen-Tenant' } })
+    try {
+      const res = await tenanted.json('GET', '/api/v1/status/analytics?interval=minute&queue=late-dlq&from=2030-01-01T12:00:00Z&to=2030-01-01T12:01:59Z', undefined, headers)
+      expect(res.body.series.map((p: { deadLettered: number }) => p.deadLettered)).toEqual([1, 0])
+    } finally {
+      await tenanted.close()
+    }
   })
 
   it('refuses an unknown interval and a range of more than 10 000 buckets', async () => {
