@@ -1,3 +1,53 @@
+-- _log_pop_missing_cursors: inserts the group's missing cursor rows on the in-scope partitions that
+-- hold data (one partition when p_pid is set), initialised by the group's rule (ENGINE 5.2), in
+-- partition order (ENGINE 1.4). Wildcard scope applies the caught-up filter (5.6) as the candidate
+-- walk does. Called by log_pop_v1 before it holds any cursor lock. plpgsql so its plan is kept
+-- (see _log_consumer_write). Returns: nothing.
+create or replace function queen._log_pop_missing_cursors(p_queue_ids uuid[], p_pid uuid, p_group text)
+returns void
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  insert into log_consumers (partition_id, consumer_group, committed_offset)
+  select p.id, p_group, _log_initial_cursor(p.id, p.log_start, p.last_offset, g.subscription_mode, g.subscription_at)
+    from log_partitions p
+    join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = p_group
+   where p.queue_id = any (p_queue_ids) and (p_pid is null or p.id = p_pid)
+     and p.last_offset >= p.log_start
+     and (p_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
+     and not exists (select 1 from log_consumers c where c.partition_id = p.id and c.consumer_group = p_group)
+   order by p.id
+  on conflict do nothing;
+end
+$$;
+
+-- _log_pop_cursor_bounded: creates one partition's missing cursor row for a pop that already holds
+-- other cursor locks, and locks it. The insert may wait for a concurrent inserter of the same row;
+-- lock_timeout bounds that wait to 20 ms inside a subtransaction, so it can never close a deadlock
+-- (ENGINE 1.4's reason for ordered inserts). Returns: the locked row, or a row of nulls when the
+-- insert timed out or another transaction holds the row (the caller skips the partition).
+create or replace function queen._log_pop_cursor_bounded(p_queue_ids uuid[], p_pid uuid, p_group text)
+returns queen.log_consumers
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_c log_consumers;
+  v_timeout text := current_setting('lock_timeout');
+begin
+  begin
+    perform set_config('lock_timeout', '20ms', true);
+    perform _log_pop_missing_cursors(p_queue_ids, p_pid, p_group);
+    perform set_config('lock_timeout', v_timeout, true);
+  exception when lock_not_available then
+    return v_c;  -- the subtransaction's rollback restored lock_timeout
+  end;
+  select * into v_c from log_consumers where partition_id = p_pid and consumer_group = p_group for update skip locked;
+  return v_c;
+end
+$$;
+
 -- log_pop_v1: every pop route (API 5.5, ENGINE 5). A pop leases a contiguous offset range of whole
 -- partitions for one (partition, group); it never sleeps (long-polls wait in the route, 5.8).
 --
