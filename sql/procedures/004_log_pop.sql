@@ -115,6 +115,8 @@ declare
   v_bytes bigint;
   v_secs integer;
   v_locked boolean := false;
+  v_whole boolean;
+  v_answer jsonb;
 begin
   if (select value from system_state where key = 'pop_maintenance') = 'true'::jsonb then
     return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
@@ -325,6 +327,10 @@ begin
         end loop;
         v_hi := v_lo;
       end if;
+      -- A claim while nothing is claimed and one partition is left is the pop's only claim (the
+      -- loop exits after it), so the statement builds the whole answer as the return below would:
+      -- wrapping a finished messages array in another object copies every message once more.
+      v_whole := v_claimed = 0 and v_parts_left = 1;
       -- Messages are built as rows and turned into jsonb once (to_jsonb of array_agg): every value
       -- is pushed straight into the one result, where jsonb_agg(jsonb_build_object(…)) built each
       -- message as its own jsonb, converted it and read it back, and categorised 28 arguments per
@@ -351,18 +357,25 @@ begin
       ), measured as (
         select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )
-      select coalesce(to_jsonb(array_agg(x order by m.off)), '[]'::jsonb),
-             min(m.off), max(m.off), count(*), coalesce(sum(m.len), 0)
+      select case when v_whole then to_jsonb(w) else coalesce(to_jsonb(g.messages), '[]'::jsonb) end,
+             g.lo, g.hi, g.n, g.bytes
         into v_part, v_from, v_to, v_n, v_bytes
-        from measured m
+        from (select array_agg(x order by m.off) as messages, min(m.off) as lo, max(m.off) as hi, count(*) as n,
+                     coalesce(sum(m.len), 0) as bytes
+                from measured m
+                cross join lateral (
+                  select m.frame->'id' as id, coalesce(m.frame->'enc', 'false'::jsonb) as enc, m.frame->'data' as data,
+                         r.qname as queue, m.off as "offset", case when v_auto then '' else v_lease::text end as "leaseId",
+                         m.frame->'trace' as "traceId", m.created_at as "createdAt", r.pname as partition,
+                         case when m.off = v_c.retry_offset then v_c.retry_count else 0 end as "retryCount",
+                         r.pid as "partitionId", m.frame->'sub' as "producerSub", v_group as "consumerGroup",
+                         m.frame->'txn' as "transactionId") x
+               where m.rn = 1 or m.cum <= v_bytes_left) g
+        -- The answer of the return below for one claim of this partition, keys in jsonb's order.
         cross join lateral (
-          select m.frame->'id' as id, coalesce(m.frame->'enc', 'false'::jsonb) as enc, m.frame->'data' as data,
-                 r.qname as queue, m.off as "offset", case when v_auto then '' else v_lease::text end as "leaseId",
-                 m.frame->'trace' as "traceId", m.created_at as "createdAt", r.pname as partition,
-                 case when m.off = v_c.retry_offset then v_c.retry_count else 0 end as "retryCount",
-                 r.pid as "partitionId", m.frame->'sub' as "producerSub", v_group as "consumerGroup",
-                 m.frame->'txn' as "transactionId") x
-       where m.rn = 1 or m.cum <= v_bytes_left;
+          select r.qname as queue, false as paused, case when v_auto then '' else v_lease::text end as "leaseId",
+                 g.messages, r.pname as partition, r.pid as "partitionId", v_min_wait as "minPopWaitMs",
+                 1 as "partitionsClaimed", coalesce(v_wb_active, false) as "windowBufferActive") w;
     end if;
 
     if v_n > 0 then
@@ -389,7 +402,11 @@ begin
       end if;
       v_dirty := true;
       -- The first claim's part is the array itself: concatenating it to '[]' copied every message.
-      v_messages := case when v_claimed = 0 then v_part else v_messages || v_part end;
+      if v_whole then
+        v_answer := v_part;
+      else
+        v_messages := case when v_claimed = 0 then v_part else v_messages || v_part end;
+      end if;
       v_claimed := v_claimed + 1;
       if v_claimed = 1 then
         v_first_queue := r.qname;
@@ -432,6 +449,9 @@ begin
                 for update skip locked);
   end if;
 
+  if v_answer is not null then
+    return v_answer;  -- built with the only claim, above
+  end if;
   return jsonb_build_object(
     'messages', v_messages,
     'leaseId', case when v_claimed = 0 then null when v_auto then '' else v_lease::text end,
