@@ -99,7 +99,11 @@ async function fill(side: Side, queue: string, partitions: number, frames: numbe
 async function popAck(side: Side, key: string, queue: string, batch: number, group: string | null) {
   const request = { queue, group, batch, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
   const popped = await side.timed(`pop ${key}`, 'log_pop_v1', { tenant: '', request }, batch)
-  const messages = popped.messages as { partitionId: string; transactionId: string; leaseId: string }[]
+  // Pop answers claims of stored frames (004_log_pop.sql); an older ref answered messages.
+  type Claim = { partitionId: string; frames: { txn: string }[] }
+  const messages = (popped.messages ??
+    (popped.claims as Claim[]).flatMap((c) => c.frames.map((f) => ({ partitionId: c.partitionId, transactionId: f.txn, leaseId: popped.leaseId })))) as
+    { partitionId: string; transactionId: string; leaseId: string }[]
   if (messages.length === 0) return
   const acks = messages.map((m, i) => ({ index: i, partitionId: m.partitionId, transactionId: m.transactionId, offset: null, consumerGroup: group, leaseId: m.leaseId, status: 'completed', error: null }))
   const res = await side.timed(`ack ${key}`, 'log_ack_v1', { tenant: '', acks }, batch)

@@ -55,9 +55,12 @@ $$;
 --   batch [1, 10000]; partitions [1, 1000] (wildcard only); autoAck; subscriptionMode 'all'|'new'|
 --   'timestamp' with subscriptionFrom (an ISO instant) for 'timestamp'; delivery 'all'|'conflate' (a
 --   named group's first contact only); maxBytes (POP_MAX_BYTES).
--- Returns {messages:[…], leaseId, partitionsClaimed, minPopWaitMs, queue, partition, partitionId,
---   windowBufferActive, paused}. Each message is {queue, partition, partitionId, offset, id,
---   transactionId, traceId, producerSub, createdAt (µs), enc, data, leaseId, consumerGroup, retryCount}.
+-- Returns {claims:[…], leaseId, consumerGroup, partitionsClaimed, minPopWaitMs, queue, partition,
+--   partitionId, windowBufferActive, paused}. Each claim is {queue, partition, partitionId, retryOffset,
+--   retryCount, offsets:[…], frames:[…], segments:[[baseOffset, createdAt (µs)], …]}: frames as stored
+--   (ENGINE 3.1) with their offsets, each segment's createdAt once. src/db/procedures.ts expands the
+--   claims into ENGINE 5.7's messages {queue, partition, partitionId, offset, id, transactionId,
+--   traceId, producerSub, createdAt, enc, data, leaseId, consumerGroup, retryCount}.
 -- Raises QM400 for an unparsable subscription instant.
 -- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
 -- partition-id order); candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
@@ -94,7 +97,7 @@ declare
   v_pid uuid;
   v_pivot uuid := gen_random_uuid();
   v_lease uuid := _uuid_v7(v_now);
-  v_messages jsonb := '[]'::jsonb;
+  v_claims jsonb := '[]'::jsonb;
   v_claimed integer := 0;
   v_first_queue text;
   v_first_partition text;
@@ -117,7 +120,7 @@ declare
   v_locked boolean := false;
 begin
   if (select value from system_state where key = 'pop_maintenance') = 'true'::jsonb then
-    return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+    return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
                               'minPopWaitMs', 0, 'paused', true, 'windowBufferActive', false);
   end if;
 
@@ -152,7 +155,7 @@ begin
       from queues
      where tenant_id = p_tenant and (v_ns is null or namespace = v_ns) and (v_task is null or task = v_task);
     if v_queue_ids is null then
-      return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+      return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
                                 'minPopWaitMs', 0, 'paused', false, 'windowBufferActive', false);
     end if;
   end if;
@@ -171,7 +174,7 @@ begin
    where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
 
   if v_partition is not null and v_pid is null then
-    return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+    return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
                               'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
   end if;
 
@@ -326,7 +329,8 @@ begin
         v_hi := v_lo;
       end if;
       with sl as (
-        select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, s.created_at, o.frame
+        select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, s.base_offset as base,
+               s.created_at, o.frame
           from log_segments s
           cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
                              with ordinality as o(frame, i)
@@ -340,14 +344,17 @@ begin
       ), measured as (
         select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )
-      select coalesce(jsonb_agg(jsonb_build_object(
-               'queue', r.qname, 'partition', r.pname, 'partitionId', r.pid, 'offset', m.off,
-               'id', m.frame->'id', 'transactionId', m.frame->'txn', 'traceId', m.frame->'trace',
-               'producerSub', m.frame->'sub', 'createdAt', _iso_us(m.created_at),
-               'enc', coalesce(m.frame->'enc', 'false'::jsonb), 'data', m.frame->'data',
-               'leaseId', case when v_auto then '' else v_lease::text end, 'consumerGroup', v_group,
-               'retryCount', case when m.off = v_c.retry_offset then v_c.retry_count else 0 end)
-             order by m.off), '[]'::jsonb),
+      -- One claim in the compact shape src/db/procedures.ts expands into messages: the stored frames
+      -- as they are, their offsets, and each segment's createdAt once. Building a fourteen-key
+      -- object per message here was a third of a pop's CPU (issue #9).
+      select jsonb_build_object(
+               'queue', r.qname, 'partition', r.pname, 'partitionId', r.pid,
+               'retryOffset', v_c.retry_offset, 'retryCount', v_c.retry_count,
+               'offsets', to_jsonb(array_agg(m.off order by m.off)),
+               'frames', jsonb_agg(m.frame order by m.off),
+               'segments', (select jsonb_agg(jsonb_build_array(x.base, _iso_us(x.created_at)) order by x.base)
+                              from (select distinct m2.base, m2.created_at from measured m2
+                                     where m2.rn = 1 or m2.cum <= v_bytes_left) x)),
              min(m.off), max(m.off), count(*), coalesce(sum(m.len), 0)
         into v_part, v_from, v_to, v_n, v_bytes
         from measured m
@@ -377,7 +384,7 @@ begin
         v_c.lease_to := v_to;
       end if;
       v_dirty := true;
-      v_messages := v_messages || v_part;
+      v_claims := v_claims || jsonb_build_array(v_part);
       v_claimed := v_claimed + 1;
       if v_claimed = 1 then
         v_first_queue := r.qname;
@@ -421,8 +428,9 @@ begin
   end if;
 
   return jsonb_build_object(
-    'messages', v_messages,
+    'claims', v_claims,
     'leaseId', case when v_claimed = 0 then null when v_auto then '' else v_lease::text end,
+    'consumerGroup', v_group,
     'partitionsClaimed', v_claimed,
     'minPopWaitMs', v_min_wait,
     'queue', v_first_queue,

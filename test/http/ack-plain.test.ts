@@ -58,13 +58,13 @@ it('answers and writes exactly what the general path does', { timeout: 120_000 }
         items: Array.from({ length: FRAMES }, (_, i) => ({ index: i, queue, partition: 'Default', transactionId: `t${i}`, traceId: null, producerSub: null, enc: false, data: i })),
       })
       const pid = pushed.items[0]!.partitionId
-      const popRequest = { queue, partition: 'Default', group: s.group, batch: s.batch }
+      const popRequest = { queue, partition: 'Default', group: s.group, batch: s.batch, partitions: 1, autoAck: false, subscriptionMode: 'all' as const, maxBytes: 8 * 1024 * 1024 }
       const general = (items: object[]) => [...items, { index: 999, partitionId: UNKNOWN_PARTITION, transactionId: 'x', status: 'completed', consumerGroup: s.group || null }]
 
       if (s.priorFailure) {
         const first = await app.db.call('log_pop_v1', { tenant: '', now: now(), request: popRequest })
         const m = first.messages[0]!
-        await app.db.call('log_ack_v1', { tenant: '', now: now(), acks: [{ index: 0, partitionId: pid, transactionId: m.transactionId, leaseId: m.leaseId, status: 'failed', consumerGroup: s.group || null }] })
+        await app.db.call('log_ack_v1', { tenant: '', now: now(), acks: [{ index: 0, partitionId: pid, transactionId: m.transactionId, offset: null, leaseId: m.leaseId, status: 'failed', error: null, consumerGroup: s.group || null }] })
         clock += 1000
       }
       const popped = await app.db.call('log_pop_v1', { tenant: '', now: now(), request: popRequest })
@@ -130,7 +130,7 @@ it('declines what is not the common shape, so the general path answers it', asyn
     items: Array.from({ length: 4 }, (_, i) => ({ index: i, queue, partition: 'Default', transactionId: `d${i}`, traceId: null, producerSub: null, enc: false, data: i })),
   })
   const pid = pushed.items[0]!.partitionId
-  const popped = await app.db.call('log_pop_v1', { tenant: '', request: { queue, batch: 4 } })
+  const popped = await app.db.call('log_pop_v1', { tenant: '', request: { queue, group: '', batch: 4, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 } })
   const base = { partitionId: pid, leaseId: popped.leaseId, consumerGroup: null }
   const shapes: Record<string, object[]> = {
     'a failed item': [{ index: 0, ...base, transactionId: 'd0', status: 'failed' }],
