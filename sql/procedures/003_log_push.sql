@@ -4,8 +4,11 @@
 -- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data}; the route
 -- has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
 -- believed the queue encrypted (`enc`).
--- Returns {items:[{index, status:"queued"|"duplicate", queue, partitionId, offset, messageId,
---   transactionId, traceId}], queues:[{name, encryptionEnabled}]}, items in index order.
+-- Returns {columns:{index[], status[]?, queue[], partitionId[], offset[], messageId[], transactionId[],
+--   traceId[]}, queues:[{name, encryptionEnabled}]}: one array per field of ENGINE 3.2's items
+--   {index, status:"queued"|"duplicate", queue, …}, in index order (`status` absent: all queued;
+--   `columns` null for no items). src/db/procedures.ts expands them into the items, and
+--   _log_push_items does in SQL: an eight-key object per item was ~16 % of a 100-frame push's CPU.
 -- Raises QMENC (DETAIL {"queues":[{name, encryptionEnabled}]}) when an item's `enc` disagrees with its
 -- queue's flag, before anything is written; QMMNT in push maintenance (log_push_v1 only).
 -- Concurrency: queues and partitions are created first (no locks held), then every named partition's
@@ -29,7 +32,7 @@ declare
   v_any_txn boolean;
 begin
   if p_items is null or jsonb_array_length(p_items) = 0 then
-    return jsonb_build_object('items', '[]'::jsonb, 'queues', '[]'::jsonb);
+    return jsonb_build_object('columns', null, 'queues', '[]'::jsonb);
   end if;
 
   perform _log_create_targets(p_tenant, p_items);
@@ -113,11 +116,16 @@ begin
        group by a.id, a.base, a.created_at, pc.pos / 1000, pc.byte_piece
       returning 1
     )
+    -- Every item is fresh, so the answer omits `status` (all queued).
     select jsonb_build_object(
-             'items', jsonb_agg(jsonb_build_object('index', f.idx, 'status', 'queued', 'queue', f.queue_name,
-                                                   'partitionId', f.partition_id, 'offset', a.base + f.pos,
-                                                   'messageId', f.new_id, 'transactionId', f.txn,
-                                                   'traceId', f.trace) order by f.idx),
+             'columns', jsonb_build_object(
+               'index', to_jsonb(array_agg(f.idx order by f.idx)),
+               'queue', to_jsonb(array_agg(f.queue_name order by f.idx)),
+               'partitionId', to_jsonb(array_agg(f.partition_id order by f.idx)),
+               'offset', to_jsonb(array_agg(a.base + f.pos order by f.idx)),
+               'messageId', to_jsonb(array_agg(f.new_id order by f.idx)),
+               'transactionId', to_jsonb(array_agg(f.txn order by f.idx)),
+               'traceId', to_jsonb(array_agg(f.trace order by f.idx))),
              'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                           from queues q
                          where q.tenant_id = p_tenant
@@ -218,10 +226,15 @@ begin
       left join alloc a on a.id = w.partition_id
   )
   select jsonb_build_object(
-           'items', jsonb_agg(jsonb_build_object('index', a.idx, 'status', a.status, 'queue', a.queue_name,
-                                                 'partitionId', a.partition_id, 'offset', a.off,
-                                                 'messageId', a.message_id, 'transactionId', a.txn,
-                                                 'traceId', a.trace) order by a.idx),
+           'columns', jsonb_build_object(
+             'index', to_jsonb(array_agg(a.idx order by a.idx)),
+             'status', to_jsonb(array_agg(a.status order by a.idx)),
+             'queue', to_jsonb(array_agg(a.queue_name order by a.idx)),
+             'partitionId', to_jsonb(array_agg(a.partition_id order by a.idx)),
+             'offset', to_jsonb(array_agg(a.off order by a.idx)),
+             'messageId', to_jsonb(array_agg(a.message_id order by a.idx)),
+             'transactionId', to_jsonb(array_agg(a.txn order by a.idx)),
+             'traceId', to_jsonb(array_agg(a.trace order by a.idx))),
            'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                         from queues q
                        where q.tenant_id = p_tenant
@@ -230,6 +243,22 @@ begin
     from answer a;
   return v_result;
 end
+$$;
+
+-- _log_push_items: the items of _log_push's compact answer as ENGINE 3.2's objects, in index order,
+-- for callers in SQL (transaction pushes).
+create or replace function queen._log_push_items(p_result jsonb)
+returns setof jsonb
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object('index', c->'index'->i, 'status', coalesce(c->'status'->>i, 'queued'),
+                            'queue', c->'queue'->i, 'partitionId', c->'partitionId'->i, 'offset', c->'offset'->i,
+                            'messageId', c->'messageId'->i, 'transactionId', c->'transactionId'->i,
+                            'traceId', c->'traceId'->i)
+    from (select p_result->'columns' as c) r
+    cross join lateral generate_series(0, coalesce(jsonb_array_length(r.c->'index'), 0) - 1) as i
+   order by i
 $$;
 
 -- _log_create_targets: the queues and partitions a batch of push items names, created if missing

@@ -23,7 +23,37 @@ const pushItemResult = z.object({
   transactionId: z.string(),
   traceId: z.string().nullable(),
 })
-const pushResult = z.object({ items: z.array(pushItemResult), queues: encFlags.nullable() })
+type PushItemResult = z.infer<typeof pushItemResult>
+
+// Push answers one array per item field (003_log_push.sql), expanded here into the items: building
+// an eight-key object per item in SQL was ~16 % of a 100-frame push. `status` absent: all queued.
+const pushColumns = z.object({
+  index: z.array(z.number().int()),
+  status: z.array(pushItemResult.shape.status).optional(),
+  queue: z.array(z.string()),
+  partitionId: z.array(z.string()),
+  offset: z.array(offset),
+  messageId: z.array(z.string()),
+  transactionId: z.array(z.string()),
+  traceId: z.array(z.string().nullable()),
+})
+const pushResult = z
+  .object({ columns: pushColumns.nullable(), queues: encFlags.nullable() })
+  .transform(({ columns: c, queues }) => ({
+    queues,
+    items: (c?.index ?? []).map(
+      (index, i): PushItemResult => ({
+        index,
+        status: c!.status?.[i] ?? 'queued',
+        queue: c!.queue[i]!,
+        partitionId: c!.partitionId[i]!,
+        offset: c!.offset[i]!,
+        messageId: c!.messageId[i]!,
+        transactionId: c!.transactionId[i]!,
+        traceId: c!.traceId[i] ?? null,
+      }),
+    ),
+  }))
 
 /** A delivered message (ENGINE 5.7), as the pop route receives it. */
 export interface PoppedFrame {
@@ -409,7 +439,7 @@ export const procedures = {
     z.object({ response: z.record(z.string(), z.unknown()), encryptionEnabled: z.boolean(), encryptionTurnedOff: z.boolean() }),
   ),
   /** Push (ENGINE 3.2): every item queued or duplicate, or a raise and nothing stored. */
-  log_push_v1: procedure<{ tenant: string; items: PushItemArg[]; now?: Date }, z.infer<typeof pushResult>>(
+  log_push_v1: procedure<{ tenant: string; items: PushItemArg[]; now?: Date }, z.output<typeof pushResult>>(
     'log_push_v1',
     { tenant: 'text', items: 'jsonb', now: 'timestamptz' },
     pushResult,
