@@ -75,6 +75,7 @@ export const transactionRoutes = [
       const result = await withEncryption(
         c,
         pushItems,
+        (k) => pushItems[k]!.where,
         (encoded) => {
           let at = 0
           const wired: TransactionOpArg[] = ops.map((op) => {
