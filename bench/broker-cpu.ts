@@ -180,8 +180,8 @@ async function main() {
       }
       // Every partition exists and the JIT is warm before the first measured round.
       for (let p = 0; p < PARTITIONS; p++) await push(b.client, [...frames('cpu-push100', 1, `p${p}`), ...frames('cpu-push1', 1, `p${p}`)])
-      if (ONLY.has('push100')) await spread(50, () => push(b.client, frames('cpu-push100', 100)))
-      if (ONLY.has('push1')) await spread(500, () => push(b.client, frames('cpu-push1', 1)))
+      if (ONLY.has('push100')) await spread(150, () => push(b.client, frames('cpu-push100', 100)))
+      if (ONLY.has('push1')) await spread(1500, () => push(b.client, frames('cpu-push1', 1)))
       if (ONLY.has('popack')) {
         await fill(b.client, 'cpu-popack', 10_000)
         await popAck(b.client, 'cpu-popack', 10_000)
