@@ -83,10 +83,10 @@ export async function withEncryption<T>(
   run: (encoded: PushItemArg[]) => Promise<T>,
   flagsOf: (result: T) => readonly { name: string; encryptionEnabled: boolean }[] | null | undefined,
 ): Promise<T> {
-  const tenant = c.var.tenant
-  const { config } = c.var
+  const tenant = c.get('tenant')
+  const config = c.get('config')
   const ring = await keyring(config.QUEEN_ENCRYPTION_KEY, config.QUEEN_ENCRYPTION_KEY_PREVIOUS)
-  const producerSub = c.var.principal.sub || null
+  const producerSub = c.get('principal').sub || null
   const frame = (item: PushItem, index: number, enc: boolean, data: unknown): PushItemArg => {
     const bytes = utf8Length(JSON.stringify(data) ?? 'null') + utf8Length(item.transactionId ?? '') + utf8Length(producerSub ?? '') + FRAME_OVERHEAD
     if (bytes > config.MAX_FRAME_BYTES) {
@@ -126,7 +126,7 @@ export async function withEncryption<T>(
 
 /** Wakes this process's long-polls parked on the queues just written (D24). */
 export function wakePops(c: Context<AppEnv>, queues: Iterable<string>): void {
-  c.var.popWaker?.notify([...new Set(queues)].map((q) => wakeKey(c.var.tenant, q)))
+  c.get('popWaker')?.notify([...new Set(queues)].map((q) => wakeKey(c.get('tenant'), q)))
 }
 
 function utf8Length(text: string): number {
@@ -152,7 +152,7 @@ export const pushRoutes = [
       roles: ROLE_SETS.W_RW_A,
       tenant: 'required',
       body: 'required',
-      request: { body: pushBody, admit: (c, raw) => checkItemCount(raw.items, c.var.config.MAX_PUSH_ITEMS) },
+      request: { body: pushBody, admit: (c, raw) => checkItemCount(raw.items, c.get('config').MAX_PUSH_ITEMS) },
     },
     async (c, { body }) => {
       const { items } = body
@@ -161,11 +161,11 @@ export const pushRoutes = [
         c,
         items,
         (i) => `items[${i}]`,
-        (encoded) => c.var.db.call('log_push_v1', { tenant: c.var.tenant, items: encoded }),
+        (encoded) => c.get('db').call('log_push_v1', { tenant: c.get('tenant'), items: encoded }),
         (r) => r.queues,
       )
       wakePops(c, items.map((i) => i.queue))
-      c.var.metrics.pushed(result.items.map((r) => r.status))
+      c.get('metrics').pushed(result.items.map((r) => r.status))
       return c.json(
         result.items.map((r) =>
           r.status === 'queued'
