@@ -148,31 +148,33 @@ function empty(c: Context<AppEnv>) {
   return c.body(null, 204)
 }
 
+/** A popped frame as the wire carries it (API §5.5), in the key order clients have always seen. */
+const delivered = (m: PoppedFrame) => ({
+  id: m.id,
+  transactionId: m.transactionId,
+  traceId: m.traceId,
+  data: m.data,
+  producerSub: m.producerSub,
+  createdAt: m.createdAt,
+  queue: m.queue,
+  partition: m.partition,
+  partitionId: m.partitionId,
+  leaseId: m.leaseId,
+  consumerGroup: m.consumerGroup,
+  offset: m.offset,
+  retryCount: m.retryCount,
+})
+
 async function answer(
   c: Context<AppEnv>,
   result: { messages: PoppedFrame[]; leaseId: string | null; partitionsClaimed: number; queue?: string | null; partition?: string | null; partitionId?: string | null },
   group: string,
 ) {
   c.get('metrics').popped(result.messages.length)
-  const messages = await reveal(
-    c.get('config'),
-    result.messages.map((m) => ({
-      id: m.id,
-      transactionId: m.transactionId,
-      traceId: m.traceId,
-      enc: m.enc,
-      data: m.data,
-      producerSub: m.producerSub,
-      createdAt: m.createdAt,
-      queue: m.queue,
-      partition: m.partition,
-      partitionId: m.partitionId,
-      leaseId: m.leaseId,
-      consumerGroup: m.consumerGroup,
-      offset: m.offset,
-      retryCount: m.retryCount,
-    })),
-  )
+  // Only an encrypted frame needs reveal's pass (and its promise per frame); the rest go out as they came.
+  const messages = result.messages.some((m) => m.enc)
+    ? await reveal(c.get('config'), result.messages.map((m) => ({ ...delivered(m), enc: m.enc })))
+    : result.messages.map(delivered)
   return c.json({
     success: true,
     queue: result.queue ?? null,
