@@ -39,7 +39,7 @@ describe('a pop with one claim', () => {
       const general = await answer({ queue: 'pa', group: `two-${autoAck}`, batch: 10, partitions: 2, autoAck })
       const named = await answer({ queue: 'pa', partition: 'only', group: `named-${autoAck}`, batch: 10, autoAck })
       expect(JSON.parse(single)).toMatchObject({ partitionsClaimed: 1, minPopWaitMs: 250, windowBufferActive: false, partition: 'only' })
-      expect(JSON.parse(single).messages).toHaveLength(3)
+      expect(JSON.parse(single).claims[0].frames).toHaveLength(3)
       expect(single).toBe(general)
       expect(named).toBe(general)
     }
@@ -49,7 +49,7 @@ describe('a pop with one claim', () => {
     await pushed('pb', 'only', 4)
     const single = await answer({ queue: 'pb', group: 'one', batch: 10, partitions: 1, maxBytes: 1 })
     const general = await answer({ queue: 'pb', group: 'two', batch: 10, partitions: 2, maxBytes: 1 })
-    expect(JSON.parse(single).messages).toHaveLength(1)
+    expect(JSON.parse(single).claims[0].frames).toHaveLength(1)
     expect(single).toBe(general)
   })
 })

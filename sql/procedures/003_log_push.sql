@@ -4,8 +4,11 @@
 -- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data}; the route
 -- has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
 -- believed the queue encrypted (`enc`).
--- Returns {items:[{index, status:"queued"|"duplicate", queue, partitionId, offset, messageId,
---   transactionId, traceId}], queues:[{name, encryptionEnabled}]}, items in index order.
+-- Returns {columns:{index[], status[]?, queue[], partitionId[], offset[], messageId[], transactionId[],
+--   traceId[]}, queues:[{name, encryptionEnabled}]}: one array per field of ENGINE 3.2's items
+--   {index, status:"queued"|"duplicate", queue, …}, in index order (`status` absent: all queued;
+--   `columns` null for no items). src/db/procedures.ts expands them into the items, and
+--   _log_push_items does in SQL: an eight-key object per item was ~16 % of a 100-frame push's CPU.
 -- Raises QMENC (DETAIL {"queues":[{name, encryptionEnabled}]}) when an item's `enc` disagrees with its
 -- queue's flag, before anything is written; QMMNT in push maintenance (log_push_v1 only).
 -- Concurrency: queues and partitions are created first (no locks held), then every named partition's
@@ -29,7 +32,7 @@ declare
   v_any_txn boolean;
 begin
   if p_items is null or jsonb_array_length(p_items) = 0 then
-    return jsonb_build_object('items', '[]'::jsonb, 'queues', '[]'::jsonb);
+    return jsonb_build_object('columns', null, 'queues', '[]'::jsonb);
   end if;
 
   perform _log_create_targets(p_tenant, p_items);
@@ -115,21 +118,22 @@ begin
        group by a.id, a.base, a.created_at, pc.pos / 1000, pc.byte_piece
       returning 1
     )
-    -- The answer is to_jsonb of one row holding the items as an array of rows, so every value is
-    -- pushed once into the one result; jsonb_agg(jsonb_build_object(…)) inside jsonb_build_object
-    -- built, converted and re-read each item and then the whole list again (issue #9). Columns are
-    -- the keys, in jsonb's key order.
-    select to_jsonb(res)
+    -- Every item is fresh, so the answer omits `status` (all queued).
+    select jsonb_build_object(
+             'columns', jsonb_build_object(
+               'index', to_jsonb(array_agg(f.idx order by f.idx)),
+               'queue', to_jsonb(array_agg(f.queue_name order by f.idx)),
+               'partitionId', to_jsonb(array_agg(f.partition_id order by f.idx)),
+               'offset', to_jsonb(array_agg(a.base + f.pos order by f.idx)),
+               'messageId', to_jsonb(array_agg(f.new_id order by f.idx)),
+               'transactionId', to_jsonb(array_agg(f.txn order by f.idx)),
+               'traceId', to_jsonb(array_agg(f.trace order by f.idx))),
+             'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
+                          from queues q
+                         where q.tenant_id = p_tenant
+                           and q.name in (select t.queue_name from targets t)))
       into v_result
-      from (select array_agg(i order by f.idx) as items,
-                   (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
-                      from queues q
-                     where q.tenant_id = p_tenant
-                       and q.name in (select t.queue_name from targets t)) as queues
-              from framed f join alloc a on a.id = f.partition_id
-             cross join lateral (select f.idx as index, f.queue_name as queue, a.base + f.pos as "offset",
-                                        'queued'::text as status, f.trace as "traceId", f.new_id as "messageId",
-                                        f.partition_id as "partitionId", f.txn as "transactionId") i) res;
+      from framed f join alloc a on a.id = f.partition_id;
     return v_result;
   end if;
 
@@ -224,20 +228,40 @@ begin
       from won w
       left join alloc a on a.id = w.partition_id
   )
-  -- Built as in the fast path above.
-  select to_jsonb(res)
+  select jsonb_build_object(
+           'columns', jsonb_build_object(
+             'index', to_jsonb(array_agg(a.idx order by a.idx)),
+             'status', to_jsonb(array_agg(a.status order by a.idx)),
+             'queue', to_jsonb(array_agg(a.queue_name order by a.idx)),
+             'partitionId', to_jsonb(array_agg(a.partition_id order by a.idx)),
+             'offset', to_jsonb(array_agg(a.off order by a.idx)),
+             'messageId', to_jsonb(array_agg(a.message_id order by a.idx)),
+             'transactionId', to_jsonb(array_agg(a.txn order by a.idx)),
+             'traceId', to_jsonb(array_agg(a.trace order by a.idx))),
+           'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
+                        from queues q
+                       where q.tenant_id = p_tenant
+                         and q.name in (select e->>'queue' from jsonb_array_elements(p_items) e)))
     into v_result
-    from (select array_agg(i order by a.idx) as items,
-                 (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
-                    from queues q
-                   where q.tenant_id = p_tenant
-                     and q.name in (select e->>'queue' from jsonb_array_elements(p_items) e)) as queues
-            from answer a
-           cross join lateral (select a.idx as index, a.queue_name as queue, a.off as "offset", a.status as status,
-                                      a.trace as "traceId", a.message_id as "messageId",
-                                      a.partition_id as "partitionId", a.txn as "transactionId") i) res;
+    from answer a;
   return v_result;
 end
+$$;
+
+-- _log_push_items: the items of _log_push's compact answer as ENGINE 3.2's objects, in index order,
+-- for callers in SQL (transaction pushes).
+create or replace function queen._log_push_items(p_result jsonb)
+returns setof jsonb
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object('index', c->'index'->i, 'status', coalesce(c->'status'->>i, 'queued'),
+                            'queue', c->'queue'->i, 'partitionId', c->'partitionId'->i, 'offset', c->'offset'->i,
+                            'messageId', c->'messageId'->i, 'transactionId', c->'transactionId'->i,
+                            'traceId', c->'traceId'->i)
+    from (select p_result->'columns' as c) r
+    cross join lateral generate_series(0, coalesce(jsonb_array_length(r.c->'index'), 0) - 1) as i
+   order by i
 $$;
 
 -- _log_create_targets: the queues and partitions a batch of push items names, created if missing

@@ -55,9 +55,12 @@ $$;
 --   batch [1, 10000]; partitions [1, 1000] (wildcard only); autoAck; subscriptionMode 'all'|'new'|
 --   'timestamp' with subscriptionFrom (an ISO instant) for 'timestamp'; delivery 'all'|'conflate' (a
 --   named group's first contact only); maxBytes (POP_MAX_BYTES).
--- Returns {messages:[…], leaseId, partitionsClaimed, minPopWaitMs, queue, partition, partitionId,
---   windowBufferActive, paused}. Each message is {queue, partition, partitionId, offset, id,
---   transactionId, traceId, producerSub, createdAt (µs), enc, data, leaseId, consumerGroup, retryCount}.
+-- Returns {claims:[…], leaseId, consumerGroup, partitionsClaimed, minPopWaitMs, queue, partition,
+--   partitionId, windowBufferActive, paused}. Each claim is {queue, partition, partitionId, retryOffset,
+--   retryCount, offsets:[…], frames:[…], segments:[[baseOffset, createdAt (µs)], …]}: frames as stored
+--   (ENGINE 3.1) with their offsets, each segment's createdAt once. src/db/procedures.ts expands the
+--   claims into ENGINE 5.7's messages {queue, partition, partitionId, offset, id, transactionId,
+--   traceId, producerSub, createdAt, enc, data, leaseId, consumerGroup, retryCount}.
 -- Raises QM400 for an unparsable subscription instant.
 -- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
 -- partition-id order); candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
@@ -94,7 +97,7 @@ declare
   v_pid uuid;
   v_pivot uuid := gen_random_uuid();
   v_lease uuid := _uuid_v7(v_now);
-  v_messages jsonb := '[]'::jsonb;
+  v_claims jsonb := '[]'::jsonb;
   v_claimed integer := 0;
   v_first_queue text;
   v_first_partition text;
@@ -119,7 +122,7 @@ declare
   v_answer jsonb;
 begin
   if (select value from system_state where key = 'pop_maintenance') = 'true'::jsonb then
-    return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+    return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
                               'minPopWaitMs', 0, 'paused', true, 'windowBufferActive', false);
   end if;
 
@@ -154,7 +157,7 @@ begin
       from queues
      where tenant_id = p_tenant and (v_ns is null or namespace = v_ns) and (v_task is null or task = v_task);
     if v_queue_ids is null then
-      return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+      return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
                                 'minPopWaitMs', 0, 'paused', false, 'windowBufferActive', false);
     end if;
   end if;
@@ -173,7 +176,7 @@ begin
    where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
 
   if v_partition is not null and v_pid is null then
-    return jsonb_build_object('messages', '[]'::jsonb, 'leaseId', null, 'partitionsClaimed', 0,
+    return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
                               'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
   end if;
 
@@ -329,20 +332,14 @@ begin
       end if;
       -- A claim while nothing is claimed and one partition is left is the pop's only claim (the
       -- loop exits after it), so the statement builds the whole answer as the return below would:
-      -- wrapping a finished messages array in another object copies every message once more.
+      -- wrapping a finished claim in an array and then in the answer copied every frame twice more.
       v_whole := v_claimed = 0 and v_parts_left = 1;
-      -- Messages are built as rows and turned into jsonb once (to_jsonb of array_agg): every value
-      -- is pushed straight into the one result, where jsonb_agg(jsonb_build_object(…)) built each
-      -- message as its own jsonb, converted it and read it back, and categorised 28 arguments per
-      -- message; that was ~45 % of the statement (issue #9). The row's columns are the message keys,
-      -- listed in jsonb's own key order so the object's key sort finds them already sorted.
-      -- createdAt is formatted once per segment (one instant per segment, ENGINE 2.3).
       -- Tombstones: one probe of the range (an InitPlan), and the per-frame probe only when the
-      -- range has one, so a partition without deletes pays one index probe instead of one a frame.
+      -- range holds one, so a partition without deletes pays one index probe instead of one a frame.
       with sl as (
-        select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, z.created_at, o.frame
+        select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, s.base_offset as base,
+               s.created_at, o.frame
           from log_segments s
-          cross join lateral (select _iso_us(s.created_at) as created_at offset 0) z
           cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
                              with ordinality as o(frame, i)
          where s.partition_id = r.pid
@@ -357,25 +354,30 @@ begin
       ), measured as (
         select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )
-      select case when v_whole then to_jsonb(w) else coalesce(to_jsonb(g.messages), '[]'::jsonb) end,
-             g.lo, g.hi, g.n, g.bytes
+      -- One claim in the compact shape src/db/procedures.ts expands into messages: the stored frames
+      -- as they are, their offsets, and each segment's createdAt once. Building a fourteen-key
+      -- object per message here was a third of a pop's CPU (issue #9). The claim is a row (c) whose
+      -- columns are its keys, and v_part is to_jsonb of an array holding it (or of the whole answer,
+      -- w): every frame is pushed once into the one result, where jsonb_agg(frame) converted each
+      -- frame and read it back, and jsonb_build_object copied the finished arrays again.
+      select case when v_whole then to_jsonb(w) else to_jsonb(array[c]) end, g.lo, g.hi, g.n, g.bytes
         into v_part, v_from, v_to, v_n, v_bytes
-        from (select array_agg(x order by m.off) as messages, min(m.off) as lo, max(m.off) as hi, count(*) as n,
-                     coalesce(sum(m.len), 0) as bytes
+        from (select array_agg(m.off order by m.off) as offsets, array_agg(m.frame order by m.off) as frames,
+                     min(m.off) as lo, max(m.off) as hi, count(*) as n, coalesce(sum(m.len), 0) as bytes
                 from measured m
-                cross join lateral (
-                  select m.frame->'id' as id, coalesce(m.frame->'enc', 'false'::jsonb) as enc, m.frame->'data' as data,
-                         r.qname as queue, m.off as "offset", case when v_auto then '' else v_lease::text end as "leaseId",
-                         m.frame->'trace' as "traceId", m.created_at as "createdAt", r.pname as partition,
-                         case when m.off = v_c.retry_offset then v_c.retry_count else 0 end as "retryCount",
-                         r.pid as "partitionId", m.frame->'sub' as "producerSub", v_group as "consumerGroup",
-                         m.frame->'txn' as "transactionId") x
                where m.rn = 1 or m.cum <= v_bytes_left) g
-        -- The answer of the return below for one claim of this partition, keys in jsonb's order.
         cross join lateral (
-          select r.qname as queue, false as paused, case when v_auto then '' else v_lease::text end as "leaseId",
-                 g.messages, r.pname as partition, r.pid as "partitionId", v_min_wait as "minPopWaitMs",
-                 1 as "partitionsClaimed", coalesce(v_wb_active, false) as "windowBufferActive") w;
+          select r.qname as queue, r.pname as partition, r.pid as "partitionId",
+                 v_c.retry_offset as "retryOffset", v_c.retry_count as "retryCount", g.offsets, g.frames,
+                 (select jsonb_agg(jsonb_build_array(x.base, _iso_us(x.created_at)) order by x.base)
+                    from (select distinct m2.base, m2.created_at from measured m2
+                           where m2.rn = 1 or m2.cum <= v_bytes_left) x) as segments) c
+        -- The answer of the return below for this one claim.
+        cross join lateral (
+          select array[c] as claims, case when v_auto then '' else v_lease::text end as "leaseId",
+                 v_group as "consumerGroup", 1 as "partitionsClaimed", v_min_wait as "minPopWaitMs",
+                 r.qname as queue, r.pname as partition, r.pid as "partitionId",
+                 coalesce(v_wb_active, false) as "windowBufferActive", false as paused) w;
     end if;
 
     if v_n > 0 then
@@ -401,11 +403,10 @@ begin
         v_c.lease_to := v_to;
       end if;
       v_dirty := true;
-      -- The first claim's part is the array itself: concatenating it to '[]' copied every message.
       if v_whole then
         v_answer := v_part;
       else
-        v_messages := case when v_claimed = 0 then v_part else v_messages || v_part end;
+        v_claims := case when v_claimed = 0 then v_part else v_claims || v_part end;
       end if;
       v_claimed := v_claimed + 1;
       if v_claimed = 1 then
@@ -453,8 +454,9 @@ begin
     return v_answer;  -- built with the only claim, above
   end if;
   return jsonb_build_object(
-    'messages', v_messages,
+    'claims', v_claims,
     'leaseId', case when v_claimed = 0 then null when v_auto then '' else v_lease::text end,
+    'consumerGroup', v_group,
     'partitionsClaimed', v_claimed,
     'minPopWaitMs', v_min_wait,
     'queue', v_first_queue,

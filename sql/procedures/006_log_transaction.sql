@@ -78,7 +78,7 @@ begin
     for v_op, v_opi in select o, (ord - 1)::integer from jsonb_array_elements(p_ops) with ordinality as x(o, ord) loop
       if v_op->>'type' = 'push' then
         v_out := _log_push(p_tenant, coalesce(v_op->'items', '[]'::jsonb), p_now);
-        for v_item in select i from jsonb_array_elements(v_out->'items') i loop
+        for v_item in select i from _log_push_items(v_out) i loop
           v_results := v_results || (v_item || jsonb_build_object('operation', v_opi, 'type', 'push'));
         end loop;
       else

@@ -1,4 +1,6 @@
 // The Hono environment every route shares: what the middleware chain puts on the context.
+// Read a variable with c.get(name), never c.var: hono's c.var copies every variable into a new
+// object on each access, a cost paid several times per request on the hottest routes.
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { Logger } from '../log.js'

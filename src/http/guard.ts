@@ -58,7 +58,8 @@ export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authen
       throw new HttpError(403, 'tenant_forbidden', 'Tenant-bound tokens cannot change broker-wide settings')
     }
 
-    refuseNul(c.req.param() as Record<string, string>, new URL(c.req.url).searchParams)
+    // Only a percent-escape brings U+0000 into a path or query (the HTTP parser refuses a raw one).
+    if (c.req.url.includes('%00')) refuseNul(c.req.param() as Record<string, string>, new URL(c.req.url).searchParams)
     if (spec.body !== 'none') c.set('body', await readJsonBody(c.req.raw, spec.body, config.MAX_BODY_BYTES))
     await next()
   }

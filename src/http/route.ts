@@ -73,7 +73,7 @@ export function authorizes(spec: Pick<RouteSpec, 'roles'>, roles: ReadonlySet<Ro
 export function routeInput<R extends RequestSchemas>(request: R | undefined, c: Context<AppEnv>): RouteInput<R> {
   const rawParams: Record<string, string> = c.req.param()
   const rawQuery = queryObject(c.req.url)
-  const rawBody = c.var.body ?? {}
+  const rawBody = c.get('body') ?? {}
   const params = request?.params ? validate(request.params, rawParams, fieldSpace) : rawParams
   const query = request?.query ? validate(request.query, rawQuery, fieldSpace) : rawQuery
   request?.admit?.(c, rawBody)

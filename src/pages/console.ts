@@ -35,7 +35,7 @@ function asset(c: Context<AppEnv>) {
 export function consolePages(): PageDef[] {
   return [
     page('/', shell),
-    page('/console/config.json', (c) => c.json(consoleSettings(c.var.config), 200, { 'cache-control': REVALIDATE })),
+    page('/console/config.json', (c) => c.json(consoleSettings(c.get('config')), 200, { 'cache-control': REVALIDATE })),
     page('/console/assets/:hash/:file', asset),
     page('/console', shell),
     page('/console/*', shell),

@@ -17,7 +17,7 @@ const CACHE = 'public, max-age=300'
 const built = new WeakMap<Config, { doc: JsonSchema; json: string; html: string }>()
 
 function reference(c: Context<AppEnv>) {
-  const config = c.var.config
+  const config = c.get('config')
   let entry = built.get(config)
   if (!entry) {
     const doc = buildDocument(allRoutes(VERSION), { version: VERSION, tenancyHeader: config.QUEEN_TENANCY_HEADER, skipPaths: config.JWT_SKIP_PATHS })

@@ -76,7 +76,7 @@ export const ackBatchBody = worded(
 
 /** Counts the items for the process metrics (API 5.3: by requested status and outcome) and passes them on. */
 function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckItemResult[]): AckItemResult[] {
-  c.var.metrics.acked(results.map((r) => ({ status: acks[r.index]?.status ?? 'completed', success: r.success, dlq: r.dlq })))
+  c.get('metrics').acked(results.map((r) => ({ status: acks[r.index]?.status ?? 'completed', success: r.success, dlq: r.dlq })))
   return results
 }
 
@@ -91,10 +91,10 @@ export const ackRoutes = [
       return consumerGroup ? { ...ack, consumerGroup } : ack
     })
     if (acks.length === 0) return c.json([])
-    return c.json(observed(c, acks, await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks })))
+    return c.json(observed(c, acks, await c.get('db').call('log_ack_v1', { tenant: c.get('tenant'), acks })))
   }),
   route({ ...spec, path: '/api/v1/ack', summary: 'Settle one message (completed, failed, retry)', request: { body: ackBody } }, async (c, { body }) => {
     const ack = ackArg(body, 0)
-    return c.json(observed(c, [ack], await c.var.db.call('log_ack_v1', { tenant: c.var.tenant, acks: [ack] })))
+    return c.json(observed(c, [ack], await c.get('db').call('log_ack_v1', { tenant: c.get('tenant'), acks: [ack] })))
   }),
 ]

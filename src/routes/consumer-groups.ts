@@ -62,7 +62,7 @@ function notFound(result: Record<string, unknown>): Record<string, unknown> {
 
 export const consumerGroupRoutes = [
   route({ method: 'GET', path: '/api/v1/consumer-groups', summary: 'Consumer groups with their queues and lag', ...read }, async (c) =>
-    c.json(await c.var.db.call('consumer_group_list_v1', { tenant: c.var.tenant })),
+    c.json(await c.get('db').call('consumer_group_list_v1', { tenant: c.get('tenant') })),
   ),
   // Literal before /:group (API §3.6): a group named "lagging" has no detail view.
   route(
@@ -73,10 +73,10 @@ export const consumerGroupRoutes = [
       ...read,
       request: { query: z.object({ minLagSeconds: qInt(3600, 0, Number.MAX_SAFE_INTEGER) }) },
     },
-    async (c, { query }) => c.json(await c.var.db.call('consumer_group_lagging_v1', { tenant: c.var.tenant, minLagSeconds: query.minLagSeconds })),
+    async (c, { query }) => c.json(await c.get('db').call('consumer_group_lagging_v1', { tenant: c.get('tenant'), minLagSeconds: query.minLagSeconds })),
   ),
   route({ method: 'GET', path: '/api/v1/consumer-groups/:group', summary: "One consumer group's cursors per queue", ...read, request: { params: groupParams } }, async (c, { params }) =>
-    c.json(await c.var.db.call('consumer_group_detail_v1', { tenant: c.var.tenant, group: params.group })),
+    c.json(await c.get('db').call('consumer_group_detail_v1', { tenant: c.get('tenant'), group: params.group })),
   ),
   route(
     {
@@ -89,7 +89,7 @@ export const consumerGroupRoutes = [
       request: { params: groupParams, query: deleteQuery },
     },
     async (c, { params, query }) =>
-      c.json(await c.var.db.call('consumer_group_delete_v1', { tenant: c.var.tenant, group: params.group, deleteMetadata: query.deleteMetadata })),
+      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), group: params.group, deleteMetadata: query.deleteMetadata })),
   ),
   route(
     {
@@ -102,7 +102,7 @@ export const consumerGroupRoutes = [
       request: { params: groupQueueParams, query: deleteQuery },
     },
     async (c, { params, query }) =>
-      c.json(await c.var.db.call('consumer_group_delete_v1', { tenant: c.var.tenant, ...params, deleteMetadata: query.deleteMetadata })),
+      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), ...params, deleteMetadata: query.deleteMetadata })),
   ),
   route(
     {
@@ -115,7 +115,7 @@ export const consumerGroupRoutes = [
       request: { params: groupParams, body: subscriptionBody },
     },
     async (c, { params, body }) =>
-      c.json(await c.var.db.call('consumer_group_subscription_v1', { tenant: c.var.tenant, group: params.group, timestamp: body.subscriptionTimestamp })),
+      c.json(await c.get('db').call('consumer_group_subscription_v1', { tenant: c.get('tenant'), group: params.group, timestamp: body.subscriptionTimestamp })),
   ),
   route(
     {
@@ -127,7 +127,7 @@ export const consumerGroupRoutes = [
       body: 'required',
       request: { params: groupQueueParams, body: seekBody },
     },
-    async (c, { params, body }) => c.json(notFound(await c.var.db.call('consumer_group_seek_v1', { tenant: c.var.tenant, ...params, ...body }))),
+    async (c, { params, body }) => c.json(notFound(await c.get('db').call('consumer_group_seek_v1', { tenant: c.get('tenant'), ...params, ...body }))),
   ),
   route(
     {
@@ -139,7 +139,7 @@ export const consumerGroupRoutes = [
       body: 'optional',
       request: { params: partitionParams },
     },
-    async (c, { params }) => c.json(notFound(await c.var.db.call('consumer_group_partition_seek_v1', { tenant: c.var.tenant, ...params }))),
+    async (c, { params }) => c.json(notFound(await c.get('db').call('consumer_group_partition_seek_v1', { tenant: c.get('tenant'), ...params }))),
   ),
   route(
     {
@@ -153,7 +153,7 @@ export const consumerGroupRoutes = [
     },
     async (c, { params, body }) => {
       if (params.group === QUEUE_MODE) throw badRequest('delivery applies to named consumer groups only')
-      return c.json(await c.var.db.call('consumer_group_delivery_v1', { tenant: c.var.tenant, ...params, conflation: body.conflation }))
+      return c.json(await c.get('db').call('consumer_group_delivery_v1', { tenant: c.get('tenant'), ...params, conflation: body.conflation }))
     },
   ),
 ]

@@ -9,10 +9,10 @@ export function healthRoutes(version: string) {
     route({ method: 'GET', path: '/health', summary: 'Liveness: healthy only after a round trip to PostgreSQL', roles: ROLE_SETS.R_RW_A, tenant: 'none', body: 'none' }, async (c) => {
       c.header('Cache-Control', 'no-store')
       try {
-        await c.var.db.ping(PING_TIMEOUT_MS)
+        await c.get('db').ping(PING_TIMEOUT_MS)
         return c.json({ status: 'healthy', database: 'connected', version })
       } catch (error) {
-        c.var.log.warn('health check failed', { requestId: c.var.requestId, sqlstate: (error as { sqlstate?: string }).sqlstate })
+        c.get('log').warn('health check failed', { requestId: c.get('requestId'), sqlstate: (error as { sqlstate?: string }).sqlstate })
         return c.json({ status: 'unhealthy', database: 'disconnected', version }, 503)
       }
     }),

@@ -15,10 +15,10 @@ const spec = { roles: ROLE_SETS.A, tenant: 'none', body: 'none' } as const
 const EXPOSITION = 'text/plain; version=0.0.4; charset=utf-8'
 
 function mayName(c: Context<AppEnv>): boolean {
-  if (c.var.config.QUEEN_TENANCY_HEADER === undefined) return true
-  const principal = c.var.principal
+  if (c.get('config').QUEEN_TENANCY_HEADER === undefined) return true
+  const principal = c.get('principal')
   // With auth on, ANONYMOUS means the path was skipped: nobody was authenticated.
-  if (c.var.config.JWT_ENABLED && principal === ANONYMOUS) return false
+  if (c.get('config').JWT_ENABLED && principal === ANONYMOUS) return false
   return principal.roles.has('admin') && principal.tenant === null
 }
 
@@ -57,10 +57,11 @@ function clusterLines(cluster: MetricsCluster): string[] {
 export const metricsRoutes = [
   route({ method: 'GET', path: '/metrics', summary: "This process's counters as JSON", ...spec }, (c) => {
     c.header('Cache-Control', 'no-store')
-    return c.json(c.var.metrics.json(c.var.db.poolStats()))
+    return c.json(c.get('metrics').json(c.get('db').poolStats()))
   }),
   route({ method: 'GET', path: '/metrics/prometheus', summary: 'Process and cluster series in the Prometheus exposition format', ...spec }, async (c) => {
-    const { metrics, db } = c.var
+    const metrics = c.get('metrics')
+    const db = c.get('db')
     const lines = metrics.prometheusLines(db.poolStats())
     const perQueue = mayName(c)
     let up = 1
@@ -68,7 +69,7 @@ export const metricsRoutes = [
       lines.push(...clusterLines(await metrics.cluster(perQueue, () => db.call('metrics_cluster_v1', { perQueue }))))
     } catch (error) {
       up = 0
-      c.var.log.warn('metrics cluster read failed', { requestId: c.var.requestId, sqlstate: (error as { sqlstate?: string }).sqlstate })
+      c.get('log').warn('metrics cluster read failed', { requestId: c.get('requestId'), sqlstate: (error as { sqlstate?: string }).sqlstate })
     }
     lines.push('# HELP queen_database_up Whether the cluster read reached PostgreSQL (1) or not (0).', '# TYPE queen_database_up gauge', `queen_database_up ${up}`)
     c.header('Cache-Control', 'no-store')

@@ -67,7 +67,7 @@ const discoveryQuery = z.preprocess(
 type PopQuery = z.output<typeof popQuery>
 
 function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
-  const { config } = c.var
+  const config = c.get('config')
   const group = q.consumerGroup ?? QUEUE_MODE
   let subscriptionMode: PopRequestArg['subscriptionMode'] = MODES[q.subscriptionMode ?? config.DEFAULT_SUBSCRIPTION_MODE]
   let subscriptionFrom: string | undefined
@@ -94,20 +94,20 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const started = Date.now()
   const { request, wait, timeout } = parseRequest(c, scope, query)
   const signal = c.req.raw.signal
-  const keys = scope.queue !== undefined ? [wakeKey(c.var.tenant, scope.queue)] : []
-  const waker = c.var.popWaker
+  const keys = scope.queue !== undefined ? [wakeKey(c.get('tenant'), scope.queue)] : []
+  const waker = c.get('popWaker')
   const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal))
-  const check = () => c.var.db.call('log_pop_v1', { tenant: c.var.tenant, request })
+  const check = () => c.get('db').call('log_pop_v1', { tenant: c.get('tenant'), request })
 
   let result = await check()
   if (result.messages.length > 0) return answer(c, result, request.group)
   const floor = result.minPopWaitMs
   if (!wait) return holdEmpty()
-  c.var.metrics.longPoll(1)
+  c.get('metrics').longPoll(1)
   try {
     return await longPoll()
   } finally {
-    c.var.metrics.longPoll(-1)
+    c.get('metrics').longPoll(-1)
   }
 
   async function holdEmpty() {
@@ -121,7 +121,7 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   }
 
   async function longPoll() {
-    const deadline = started + Math.min(Math.max(timeout, floor), c.var.config.MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
+    const deadline = started + Math.min(Math.max(timeout, floor), c.get('config').MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
     let interval = FIRST_BACKOFF_MS
     let empties = 0
     for (;;) {
@@ -144,35 +144,37 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
 }
 
 function empty(c: Context<AppEnv>) {
-  c.var.metrics.popped(0)
+  c.get('metrics').popped(0)
   return c.body(null, 204)
 }
+
+/** A popped frame as the wire carries it (API §5.5), in the key order clients have always seen. */
+const delivered = (m: PoppedFrame) => ({
+  id: m.id,
+  transactionId: m.transactionId,
+  traceId: m.traceId,
+  data: m.data,
+  producerSub: m.producerSub,
+  createdAt: m.createdAt,
+  queue: m.queue,
+  partition: m.partition,
+  partitionId: m.partitionId,
+  leaseId: m.leaseId,
+  consumerGroup: m.consumerGroup,
+  offset: m.offset,
+  retryCount: m.retryCount,
+})
 
 async function answer(
   c: Context<AppEnv>,
   result: { messages: PoppedFrame[]; leaseId: string | null; partitionsClaimed: number; queue?: string | null; partition?: string | null; partitionId?: string | null },
   group: string,
 ) {
-  c.var.metrics.popped(result.messages.length)
-  const messages = await reveal(
-    c.var.config,
-    result.messages.map((m) => ({
-      id: m.id,
-      transactionId: m.transactionId,
-      traceId: m.traceId,
-      enc: m.enc,
-      data: m.data,
-      producerSub: m.producerSub,
-      createdAt: m.createdAt,
-      queue: m.queue,
-      partition: m.partition,
-      partitionId: m.partitionId,
-      leaseId: m.leaseId,
-      consumerGroup: m.consumerGroup,
-      offset: m.offset,
-      retryCount: m.retryCount,
-    })),
-  )
+  c.get('metrics').popped(result.messages.length)
+  // Only an encrypted frame needs reveal's pass (and its promise per frame); the rest go out as they came.
+  const messages = result.messages.some((m) => m.enc)
+    ? await reveal(c.get('config'), result.messages.map((m) => ({ ...delivered(m), enc: m.enc })))
+    : result.messages.map(delivered)
   return c.json({
     success: true,
     queue: result.queue ?? null,

@@ -72,32 +72,42 @@ export function checkItemCount(raw: unknown, maxItems: number): void {
   }
 }
 
-/** One refusal is corrected and retried; the second propagates (503 encryption_changed). */
+/**
+ * One refusal is corrected and retried; the second propagates (503 encryption_changed). `where`
+ * names an item's position for a 413 (`items[3]`), and is only called for one.
+ */
 export async function withEncryption<T>(
   c: Context<AppEnv>,
-  items: readonly (PushItem & { where: string })[],
+  items: readonly PushItem[],
+  where: (index: number) => string,
   run: (encoded: PushItemArg[]) => Promise<T>,
   flagsOf: (result: T) => readonly { name: string; encryptionEnabled: boolean }[] | null | undefined,
 ): Promise<T> {
-  const tenant = c.var.tenant
-  const { config } = c.var
+  const tenant = c.get('tenant')
+  const config = c.get('config')
   const ring = await keyring(config.QUEEN_ENCRYPTION_KEY, config.QUEEN_ENCRYPTION_KEY_PREVIOUS)
-  const producerSub = c.var.principal.sub || null
-  const encode = async (): Promise<PushItemArg[]> =>
-    Promise.all(
+  const producerSub = c.get('principal').sub || null
+  const frame = (item: PushItem, index: number, enc: boolean, data: unknown): PushItemArg => {
+    const bytes = utf8Length(JSON.stringify(data) ?? 'null') + utf8Length(item.transactionId ?? '') + utf8Length(producerSub ?? '') + FRAME_OVERHEAD
+    if (bytes > config.MAX_FRAME_BYTES) {
+      throw new HttpError(413, 'payload_too_large', `Item too large: ${bytes} bytes stored (limit ${config.MAX_FRAME_BYTES}) (${where(index)})`)
+    }
+    return { index, queue: item.queue, partition: item.partition, transactionId: item.transactionId, traceId: item.traceId, producerSub, enc, data }
+  }
+  const encode = async (): Promise<PushItemArg[]> => {
+    // Without an encrypted queue nothing awaits, so a plain loop gives the same items and the same
+    // first failure as the concurrent one below, without a promise per item.
+    if (!items.some((item) => cachedFlag(tenant, item.queue))) return items.map((item, index) => frame(item, index, false, item.data))
+    return Promise.all(
       items.map(async (item, index) => {
         const enc = cachedFlag(tenant, item.queue)
         if (enc && !ring.current) {
           throw new HttpError(500, 'encryption_key_missing', `Queue ${item.queue} has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured`)
         }
-        const data = enc ? await encrypt(ring, item.data) : item.data
-        const bytes = utf8Length(JSON.stringify(data) ?? 'null') + utf8Length(item.transactionId ?? '') + utf8Length(producerSub ?? '') + FRAME_OVERHEAD
-        if (bytes > config.MAX_FRAME_BYTES) {
-          throw new HttpError(413, 'payload_too_large', `Item too large: ${bytes} bytes stored (limit ${config.MAX_FRAME_BYTES}) (${item.where})`)
-        }
-        return { index, queue: item.queue, partition: item.partition, transactionId: item.transactionId, traceId: item.traceId, producerSub, enc, data }
+        return frame(item, index, enc, enc ? await encrypt(ring, item.data) : item.data)
       }),
     )
+  }
   for (let attempt = 0; ; attempt++) {
     const encoded = await encode()
     try {
@@ -116,7 +126,7 @@ export async function withEncryption<T>(
 
 /** Wakes this process's long-polls parked on the queues just written (D24). */
 export function wakePops(c: Context<AppEnv>, queues: Iterable<string>): void {
-  c.var.popWaker?.notify([...new Set(queues)].map((q) => wakeKey(c.var.tenant, q)))
+  c.get('popWaker')?.notify([...new Set(queues)].map((q) => wakeKey(c.get('tenant'), q)))
 }
 
 function utf8Length(text: string): number {
@@ -142,19 +152,20 @@ export const pushRoutes = [
       roles: ROLE_SETS.W_RW_A,
       tenant: 'required',
       body: 'required',
-      request: { body: pushBody, admit: (c, raw) => checkItemCount(raw.items, c.var.config.MAX_PUSH_ITEMS) },
+      request: { body: pushBody, admit: (c, raw) => checkItemCount(raw.items, c.get('config').MAX_PUSH_ITEMS) },
     },
     async (c, { body }) => {
-      const items = body.items.map((item, i) => ({ ...item, where: `items[${i}]` }))
+      const { items } = body
       if (items.length === 0) return c.json([], 201)
       const result = await withEncryption(
         c,
         items,
-        (encoded) => c.var.db.call('log_push_v1', { tenant: c.var.tenant, items: encoded }),
+        (i) => `items[${i}]`,
+        (encoded) => c.get('db').call('log_push_v1', { tenant: c.get('tenant'), items: encoded }),
         (r) => r.queues,
       )
       wakePops(c, items.map((i) => i.queue))
-      c.var.metrics.pushed(result.items.map((r) => r.status))
+      c.get('metrics').pushed(result.items.map((r) => r.status))
       return c.json(
         result.items.map((r) =>
           r.status === 'queued'

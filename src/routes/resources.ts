@@ -14,30 +14,30 @@ const depthQuery = z.object({ group: qString() })
 
 export const resourceRoutes = [
   route({ method: 'GET', path: '/api/v1/resources/overview', summary: 'Totals over every queue of the tenant', ...read }, async (c) =>
-    c.json(await c.var.db.call('log_resources_overview_v1', { tenant: c.var.tenant })),
+    c.json(await c.get('db').call('log_resources_overview_v1', { tenant: c.get('tenant') })),
   ),
   route({ method: 'GET', path: '/api/v1/resources/namespaces', summary: 'Queues grouped by namespace', ...read }, async (c) =>
-    c.json(await c.var.db.call('log_resources_grouped_v1', { tenant: c.var.tenant, by: 'namespace' })),
+    c.json(await c.get('db').call('log_resources_grouped_v1', { tenant: c.get('tenant'), by: 'namespace' })),
   ),
   route({ method: 'GET', path: '/api/v1/resources/tasks', summary: 'Queues grouped by task', ...read }, async (c) =>
-    c.json(await c.var.db.call('log_resources_grouped_v1', { tenant: c.var.tenant, by: 'task' })),
+    c.json(await c.get('db').call('log_resources_grouped_v1', { tenant: c.get('tenant'), by: 'task' })),
   ),
   route({ method: 'GET', path: '/api/v1/resources/queues', summary: 'Every queue with its stats', ...read, request: { query: queuesQuery } }, async (c, { query }) =>
-    c.json(await c.var.db.call('log_queue_stats_all_v1', { tenant: c.var.tenant, cached: query.stats === 'cached' })),
+    c.json(await c.get('db').call('log_queue_stats_all_v1', { tenant: c.get('tenant'), cached: query.stats === 'cached' })),
   ),
   route({ method: 'GET', path: '/api/v1/resources/queues/:queue', summary: 'One queue: options, partitions and counts', ...read }, async (c, { params }) => {
-    const detail = await c.var.db.call('log_queue_detail_v1', { tenant: c.var.tenant, queue: params.queue! })
+    const detail = await c.get('db').call('log_queue_detail_v1', { tenant: c.get('tenant'), queue: params.queue! })
     if (!detail) throw queueNotFound()
     return c.json(detail)
   }),
   route({ method: 'GET', path: '/api/v1/resources/queues/:queue/depth', summary: "A queue's depth, for one consumer group or the worst", ...read, request: { query: depthQuery } }, async (c, { params, query }) => {
-    const depth = await c.var.db.call('log_queue_depth_v1', { tenant: c.var.tenant, queue: params.queue!, group: query.group })
+    const depth = await c.get('db').call('log_queue_depth_v1', { tenant: c.get('tenant'), queue: params.queue!, group: query.group })
     if (!depth) throw queueNotFound()
     return c.json(depth)
   }),
   // 200 with a body both ways, never 204 or 404: SDKs read res.deleted, and delete-before-create is
   // their cleanup idiom.
   route({ method: 'DELETE', path: '/api/v1/resources/queues/:queue', summary: 'Delete a queue and everything in it', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c, { params }) =>
-    c.json(await c.var.db.call('delete_queue_v1', { tenant: c.var.tenant, queue: params.queue! })),
+    c.json(await c.get('db').call('delete_queue_v1', { tenant: c.get('tenant'), queue: params.queue! })),
   ),
 ]

@@ -61,7 +61,7 @@ export const transactionRoutes = [
       roles: ROLE_SETS.RW_A,
       tenant: 'required',
       body: 'required',
-      request: { body: transactionBody, admit: (c, raw) => checkItemCounts(raw, c.var.config.MAX_PUSH_ITEMS) },
+      request: { body: transactionBody, admit: (c, raw) => checkItemCounts(raw, c.get('config').MAX_PUSH_ITEMS) },
     },
     async (c, { body }) => {
       const { requiredLeases } = body
@@ -75,6 +75,7 @@ export const transactionRoutes = [
       const result = await withEncryption(
         c,
         pushItems,
+        (k) => pushItems[k]!.where,
         (encoded) => {
           let at = 0
           const wired: TransactionOpArg[] = ops.map((op) => {
@@ -83,7 +84,7 @@ export const transactionRoutes = [
             at += op.items.length
             return { type: 'push', items }
           })
-          return c.var.db.call('log_transaction_v1', { tenant: c.var.tenant, ops: wired, requiredLeases })
+          return c.get('db').call('log_transaction_v1', { tenant: c.get('tenant'), ops: wired, requiredLeases })
         },
         // The push results name the queues, but not their flags; a stale flag shows up as QMENC.
         () => null,
@@ -98,8 +99,8 @@ export const transactionRoutes = [
       const transactionId = uuidv7()
       if (result.success) {
         // Only a committed transaction counts: a rolled-back one pushed and settled nothing.
-        c.var.metrics.pushed(result.results.flatMap((r) => (r.type === 'push' ? [r.status] : [])))
-        c.var.metrics.acked(
+        c.get('metrics').pushed(result.results.flatMap((r) => (r.type === 'push' ? [r.status] : [])))
+        c.get('metrics').acked(
           result.results.flatMap((r) => {
             if (r.type !== 'ack') return []
             const op = ops[r.operation]

@@ -30,6 +30,8 @@ describe('encryption at rest', () => {
     const { messages } = await pop(app, 'secret', { batch: 10 })
     expect(messages.map((m) => m.data)).toEqual([{ card: '4111 1111' }, null])
     expect(messages[0]).not.toHaveProperty('decryptError')
+    // A decrypted message keeps a clear one's keys, in the same wire order.
+    expect(Object.keys(messages[0]!)).toEqual(['id', 'transactionId', 'traceId', 'data', 'producerSub', 'createdAt', 'queue', 'partition', 'partitionId', 'leaseId', 'consumerGroup', 'offset', 'retryCount'])
   })
 
   it('stores clear frames again after the flag is turned off, and still decrypts the older ones', async () => {

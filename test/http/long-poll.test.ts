@@ -1,4 +1,9 @@
+import { serve } from '@hono/node-server'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApp } from '../../src/app.js'
+import { createProcessMetrics } from '../../src/metrics.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { configureQueue, push } from '../helpers/engine.js'
 
@@ -55,6 +60,29 @@ describe('long poll', () => {
     setTimeout(() => abort.abort(), 200)
     const res = await app.request('/api/v1/pop/queue/lp-abort?wait=true&timeout=25000', { signal: abort.signal })
     expect(res.status).toBe(204)
+  })
+
+  it('stops waiting when a client on a real socket goes away (Node serving, as src/node.ts does)', async () => {
+    // app.request() hands the app a fetch Request; a socket goes through @hono/node-server's own
+    // request object and its AbortSignal, and the disconnect must end the wait, not the 25 s timeout.
+    const metrics = createProcessMetrics('node')
+    const served = createApp({ config: app.config, log: { debug() {}, info() {}, warn() {}, error() {} }, database: () => app.db, metrics })
+    const server = await new Promise<ReturnType<typeof serve>>((ready) => {
+      const s = serve({ fetch: served.fetch, port: 0, hostname: '127.0.0.1' }, () => ready(s))
+    })
+    try {
+      const { port } = server.address() as AddressInfo
+      const req = http.get({ host: '127.0.0.1', port, path: '/api/v1/pop/queue/lp-socket?wait=true&timeout=25000', agent: false })
+      req.on('error', () => {})
+      const deadline = Date.now() + 5000
+      while (metrics.longPollsWaiting === 0 && Date.now() < deadline) await later(20, async () => {})
+      expect(metrics.longPollsWaiting).toBe(1)
+      req.destroy()
+      while (metrics.longPollsWaiting > 0 && Date.now() < deadline) await later(20, async () => {})
+      expect(metrics.longPollsWaiting).toBe(0)
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()))
+    }
   })
 
   it('holds an empty answer for minPopWaitTime, re-checking once when a local push arrives', async () => {

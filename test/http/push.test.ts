@@ -226,6 +226,10 @@ describe('push refuses bad input with 4xx and writes nothing', () => {
       expect(res.status).toBe(413)
       expect(res.body.code).toBe('payload_too_large')
       expect(res.body.error).toContain('(items[1])')
+      // Two oversized items: the first is named, whichever way the items were encoded.
+      const two = await small.json('POST', '/api/v1/push', { items: [{ queue: 'big', payload: 'ok' }, { queue: 'big', payload: 'y'.repeat(3000) }, { queue: 'big', payload: 'z'.repeat(3000) }] })
+      expect(two.status).toBe(413)
+      expect(two.body.error).toBe('Item too large: 3098 bytes stored (limit 2048) (items[1])')
       const many = await small.json('POST', '/api/v1/push', { items: [{ queue: 'big' }, { queue: 'big' }, { queue: 'big' }, { queue: 'big' }] })
       expect(many.status).toBe(413)
       expect(many.body.code).toBe('payload_too_large')

@@ -98,6 +98,17 @@ describe('request bodies', () => {
     expect(res.body.error).toContain('items[0].data.note')
   })
 
+  it('refuses U+0000 in a path parameter or a query value, percent-escaped or raw', async () => {
+    const inPath = await app.json('GET', '/api/v1/pop/queue/a%00b')
+    expect(inPath.status).toBe(400)
+    expect(inPath.body).toEqual({ error: 'queue must not contain U+0000', code: 'invalid_request' })
+    for (const query of ['consumerGroup=g%00h', 'consumerGroup=g\u0000h']) {
+      const res = await app.json('GET', `/api/v1/pop/queue/q?${query}`)
+      expect(res.status, query).toBe(400)
+      expect(res.body, query).toEqual({ error: 'query parameter "consumerGroup" must not contain U+0000', code: 'invalid_request' })
+    }
+  })
+
   it('refuses a body over MAX_BODY_BYTES with 413, declared or streamed', async () => {
     const big = JSON.stringify({ pad: 'x'.repeat(4096) })
     const declared = await app.json('POST', '/probe/required', big)
