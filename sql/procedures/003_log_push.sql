@@ -24,27 +24,43 @@ set search_path = queen, pg_catalog
 set plan_cache_mode = force_generic_plan
 as $$
 declare
-  v_queue text;
   v_pids uuid[];
   v_bad jsonb;
   v_clock timestamptz;
   v_result jsonb;
   v_any_txn boolean;
+  v_qids uuid[];
+  v_found_all boolean;
 begin
   if p_items is null or jsonb_array_length(p_items) = 0 then
     return jsonb_build_object('columns', null, 'queues', '[]'::jsonb);
   end if;
 
-  perform _log_create_targets(p_tenant, p_items);
-
   -- Distinct (queue, partition) names first, then one lookup each: joined per item, a 1000-item
-  -- push made 1000 index probes here and again in the statement below.
-  select array_agg(p.id order by p.id), coalesce(bool_or(d.has_txn), false) into v_pids, v_any_txn
-    from (select e->>'queue' as qn, coalesce(nullif(e->>'partition', ''), 'Default') as pn,
-                 bool_or(nullif(e->>'transactionId', '') is not null) as has_txn
-            from jsonb_array_elements(p_items) e group by 1, 2) d
-    join queues q on q.tenant_id = p_tenant and q.name = d.qn
-    join log_partitions p on p.queue_id = q.id and p.name = d.pn;
+  -- push made 1000 index probes here and again in the statement below. In steady state the lookup
+  -- finds every partition, and only the queue rows' FOR KEY SHARE (rank 1 of ENGINE 1.4, as
+  -- _ensure_queue takes it) is needed before the allocator locks: creating the targets every time,
+  -- an insert that found every row present, was ~11 % of a 100-frame push (issue #9). A queue
+  -- deleted since the lookup locks no row (a recreated one has another id), so that push, like one
+  -- naming something new, creates its targets and looks again.
+  loop
+    select array_agg(p.id order by p.id), array_agg(distinct q.id), coalesce(bool_or(d.has_txn), false),
+           count(p.id) = count(*)
+      into v_pids, v_qids, v_any_txn, v_found_all
+      from (select e->>'queue' as qn, coalesce(nullif(e->>'partition', ''), 'Default') as pn,
+                   bool_or(nullif(e->>'transactionId', '') is not null) as has_txn
+              from jsonb_array_elements(p_items) e group by 1, 2) d
+      -- Each a key probe (LATERAL … LIMIT 1): as plain left joins the generic plan hash-joined a
+      -- sequential scan of every partition in the database.
+      left join lateral (select q1.id from queues q1 where q1.tenant_id = p_tenant and q1.name = d.qn limit 1) q on true
+      left join lateral (select p1.id from log_partitions p1 where p1.queue_id = q.id and p1.name = d.pn limit 1) p on true;
+    if v_found_all then
+      select count(*) = cardinality(v_qids) into v_found_all
+        from (select 1 from queues where id = any (v_qids) order by id for key share) locked;
+    end if;
+    exit when v_found_all;
+    perform _log_create_targets(p_tenant, p_items);
+  end loop;
 
   perform 1 from log_partitions where id = any (v_pids) order by id for no key update;
 
@@ -118,22 +134,27 @@ begin
        group by a.id, a.base, a.created_at, pc.pos / 1000, pc.byte_piece
       returning 1
     )
-    -- Every item is fresh, so the answer omits `status` (all queued).
+    -- Every item is fresh, so the answer omits `status` (all queued). The columns aggregate rows
+    -- sorted once below (a subquery with ORDER BY is never pulled up, so each aggregate reads the
+    -- sort's output in order): an ORDER BY inside each of seven aggregates sorted the items seven
+    -- times, ~7 % of a 100-frame push (issue #9).
     select jsonb_build_object(
              'columns', jsonb_build_object(
-               'index', to_jsonb(array_agg(f.idx order by f.idx)),
-               'queue', to_jsonb(array_agg(f.queue_name order by f.idx)),
-               'partitionId', to_jsonb(array_agg(f.partition_id order by f.idx)),
-               'offset', to_jsonb(array_agg(a.base + f.pos order by f.idx)),
-               'messageId', to_jsonb(array_agg(f.new_id order by f.idx)),
-               'transactionId', to_jsonb(array_agg(f.txn order by f.idx)),
-               'traceId', to_jsonb(array_agg(f.trace order by f.idx))),
+               'index', to_jsonb(array_agg(s.idx)),
+               'queue', to_jsonb(array_agg(s.queue_name)),
+               'partitionId', to_jsonb(array_agg(s.partition_id)),
+               'offset', to_jsonb(array_agg(s.off)),
+               'messageId', to_jsonb(array_agg(s.new_id)),
+               'transactionId', to_jsonb(array_agg(s.txn)),
+               'traceId', to_jsonb(array_agg(s.trace))),
              'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                           from queues q
                          where q.tenant_id = p_tenant
                            and q.name in (select t.queue_name from targets t)))
       into v_result
-      from framed f join alloc a on a.id = f.partition_id;
+      from (select f.idx, f.queue_name, f.partition_id, a.base + f.pos as off, f.new_id, f.txn, f.trace
+              from framed f join alloc a on a.id = f.partition_id
+             order by f.idx) s;
     return v_result;
   end if;
 
@@ -228,22 +249,23 @@ begin
       from won w
       left join alloc a on a.id = w.partition_id
   )
+  -- Sorted once, as in the fast path above.
   select jsonb_build_object(
            'columns', jsonb_build_object(
-             'index', to_jsonb(array_agg(a.idx order by a.idx)),
-             'status', to_jsonb(array_agg(a.status order by a.idx)),
-             'queue', to_jsonb(array_agg(a.queue_name order by a.idx)),
-             'partitionId', to_jsonb(array_agg(a.partition_id order by a.idx)),
-             'offset', to_jsonb(array_agg(a.off order by a.idx)),
-             'messageId', to_jsonb(array_agg(a.message_id order by a.idx)),
-             'transactionId', to_jsonb(array_agg(a.txn order by a.idx)),
-             'traceId', to_jsonb(array_agg(a.trace order by a.idx))),
+             'index', to_jsonb(array_agg(a.idx)),
+             'status', to_jsonb(array_agg(a.status)),
+             'queue', to_jsonb(array_agg(a.queue_name)),
+             'partitionId', to_jsonb(array_agg(a.partition_id)),
+             'offset', to_jsonb(array_agg(a.off)),
+             'messageId', to_jsonb(array_agg(a.message_id)),
+             'transactionId', to_jsonb(array_agg(a.txn)),
+             'traceId', to_jsonb(array_agg(a.trace))),
            'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                         from queues q
                        where q.tenant_id = p_tenant
                          and q.name in (select e->>'queue' from jsonb_array_elements(p_items) e)))
     into v_result
-    from answer a;
+    from (select * from answer order by idx) a;
   return v_result;
 end
 $$;

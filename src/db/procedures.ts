@@ -202,15 +202,19 @@ const renewItemResult = z.object({
   partitionsExtended: z.number().int(),
 })
 
-/** One push item as the push procedure takes it (the route has validated and encoded it). */
+/**
+ * One push item as the push procedure takes it (the route has validated and encoded it). The
+ * optional keys read as null (enc as false) when absent; the route leaves them out, since every key
+ * is parsed by the procedure once per item.
+ */
 export interface PushItemArg {
   index: number
   queue: string
   partition: string
-  transactionId: string | null
-  traceId: string | null
-  producerSub: string | null
-  enc: boolean
+  transactionId?: string | null
+  traceId?: string | null
+  producerSub?: string | null
+  enc?: boolean
   data: unknown
 }
 

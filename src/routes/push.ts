@@ -92,7 +92,12 @@ export async function withEncryption<T>(
     if (bytes > config.MAX_FRAME_BYTES) {
       throw new HttpError(413, 'payload_too_large', `Item too large: ${bytes} bytes stored (limit ${config.MAX_FRAME_BYTES}) (${where(index)})`)
     }
-    return { index, queue: item.queue, partition: item.partition, transactionId: item.transactionId, traceId: item.traceId, producerSub, enc, data }
+    const arg: PushItemArg = { index, queue: item.queue, partition: item.partition, data }
+    if (item.transactionId !== null) arg.transactionId = item.transactionId
+    if (item.traceId !== null) arg.traceId = item.traceId
+    if (producerSub !== null) arg.producerSub = producerSub
+    if (enc) arg.enc = true
+    return arg
   }
   const encode = async (): Promise<PushItemArg[]> => {
     // Without an encrypted queue nothing awaits, so a plain loop gives the same items and the same

@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { configureQueue, pop, push, writtenRows } from '../helpers/engine.js'
@@ -187,6 +188,34 @@ describe('POST /api/v1/push', () => {
           from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id
          where q.name = 'gapfree') s where prev is not null`)
     expect(segs[0]!.ok).toBe(true)
+  })
+
+  it('lands in the recreated queue when the queue it looked up is deleted before its lock (steady-state lookup)', async () => {
+    const first = await push(app, [{ queue: 'reborn', partition: 'p', payload: 'old' }])
+    // The delete holds the queue row until it commits; the push finds every target by its lookup,
+    // then waits for that row, which is gone once it may lock it.
+    const deleter = new pg.Client({ connectionString: app.database.url })
+    await deleter.connect()
+    try {
+      await deleter.query('begin')
+      await deleter.query(`select queen.delete_queue_v1('', 'reborn')`)
+      const pushing = app.json('POST', '/api/v1/push', { items: [{ queue: 'reborn', partition: 'p', payload: 'new' }] })
+      for (let waited = 0; ; waited += 20) {
+        const [row] = await app.database.sql(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
+        if ((row as { n: number }).n > 0) break
+        if (waited > 10_000) throw new Error('the push never waited for the deleted queue row')
+        await new Promise((done) => setTimeout(done, 20))
+      }
+      await deleter.query('commit')
+      const res = await pushing
+      expect(res.status).toBe(201)
+      expect(res.body[0].partition_id).not.toBe(first[0]!.partition_id)
+      expect(res.body[0].offset).toBe(0)
+    } finally {
+      await deleter.end()
+    }
+    const got = await pop(app, 'reborn', { batch: 10 })
+    expect(got.messages.map((m) => m.data)).toEqual(['new'])
   })
 })
 
