@@ -97,7 +97,11 @@ begin
              (sum(fr.bytes) over w - fr.bytes)::bigint / 1048576 as byte_piece
         from jsonb_array_elements(p_items) with ordinality as x(e, ord)
         join targets t on t.queue_name = x.e->>'queue' and t.pname = coalesce(nullif(x.e->>'partition', ''), 'Default')
-        cross join lateral (select _uuid_v7(v_clock) as new_id, _uuid_v7(v_clock)::text as txn) ids
+        -- One id per frame: the message id, and also its transaction id, since no item here names
+        -- one (a minted transaction id only has to be a fresh UUIDv7, D17; docs/engine.md). Fenced so
+        -- the volatile call runs once per item even though both columns read it.
+        cross join lateral (select m.id as new_id, m.id::text as txn
+                              from (select _uuid_v7(v_clock) as id offset 0) m) ids
         -- OFFSET 0 keeps each subquery a fence: pulled up, every reference to `frame` would build
         -- the object again. The frame is to_jsonb of a row whose columns are its keys (in jsonb's key
         -- order): the same jsonb as jsonb_build_object, without categorising and converting twelve
@@ -167,7 +171,10 @@ begin
     select r.idx, q.name as queue_name, p.id as partition_id, q.dedup_window_seconds as win,
            -- A window of 0 disables dedup entirely, inside one request too (D17).
            (nullif(r.e->>'transactionId', '') is not null and q.dedup_window_seconds > 0) as dedup,
-           coalesce(nullif(r.e->>'transactionId', ''), _uuid_v7(v_clock)::text) as txn,
+           -- One id minted per item, as in the fast path: the message id if the item is stored,
+           -- and the transaction id when the item names none.
+           m.id as minted,
+           coalesce(nullif(r.e->>'transactionId', ''), m.id::text) as txn,
            nullif(r.e->>'traceId', '') as trace,
            nullif(r.e->>'producerSub', '') as sub,
            coalesce((r.e->>'enc')::boolean, false) as enc,
@@ -175,6 +182,7 @@ begin
       from raw r
       join queues q on q.tenant_id = p_tenant and q.name = r.e->>'queue'
       join log_partitions p on p.queue_id = q.id and p.name = coalesce(nullif(r.e->>'partition', ''), 'Default')
+      cross join lateral (select _uuid_v7(v_clock) as id offset 0) m
   ), keyed as materialized (
     -- Live hashes from earlier calls; expired ones are ignored whether or not the purge ran (1.8).
     select i.*, case when i.dedup then md5(i.txn)::uuid end as h, t.frame_offset as prior_off, t.message_id as prior_msg,
@@ -184,7 +192,7 @@ begin
                           and t.expires_at > v_clock
   ), fresh_flag as materialized (
     select k.*, (k.dup_rank = 1 and k.prior_off is null) as is_fresh,
-           case when k.dup_rank = 1 and k.prior_off is null then _uuid_v7(v_clock) end as new_id
+           case when k.dup_rank = 1 and k.prior_off is null then k.minted end as new_id
       from keyed k
   ), placed as materialized (
     select f.*, sum(case when f.is_fresh then 1 else 0 end)

@@ -36,6 +36,29 @@ describe('POST /api/v1/push', () => {
     expect(parts).toEqual([{ name: 'Default' }])
   })
 
+
+  it('mints one fresh UUIDv7 per stored item: its message id, and its transaction id when it names none (docs/engine.md)', async () => {
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    // Without any client transaction id (the fast path) and mixed with one (the dedup path).
+    const plain = await push(app, Array.from({ length: 150 }, (_, i) => ({ queue: 'minted', partition: `p${i % 3}`, payload: i })))
+    const mixed = await push(app, [
+      { queue: 'minted', payload: 'a' },
+      { queue: 'minted', transactionId: 'client-key', payload: 'b' },
+      { queue: 'minted', transactionId: 'client-key', payload: 'c' },
+      { queue: 'minted', payload: 'd' },
+    ])
+    for (const r of [...plain, mixed[0]!, mixed[3]!]) {
+      expect(r.message_id).toMatch(v7)
+      expect(r.transaction_id).toBe(r.message_id)
+    }
+    expect(mixed[1]).toMatchObject({ transaction_id: 'client-key', status: 'queued', message_id: expect.stringMatching(v7) })
+    expect(mixed[2]).toMatchObject({ transaction_id: 'client-key', status: 'duplicate', message_id: mixed[1]!.message_id })
+    const ids = [...plain, ...mixed].map((r) => r.message_id)
+    expect(new Set(ids).size).toBe(ids.length - 1)
+    const { messages } = await pop(app, 'minted', { batch: 200 }, 'p0')
+    expect(messages).toHaveLength(50)
+    for (const m of messages) expect(m.transactionId).toBe(m.id)
+  })
   it('answers an empty items array with 201 [] and writes nothing', async () => {
     const before = await writtenRows(app)
     const res = await app.json('POST', '/api/v1/push', { items: [] })
