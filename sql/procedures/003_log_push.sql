@@ -4,10 +4,12 @@
 -- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data}; the route
 -- has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
 -- believed the queue encrypted (`enc`).
--- Returns {columns:{index[], status[]?, queue[], partitionId[], offset[], messageId[], transactionId[],
---   traceId[]}, queues:[{name, encryptionEnabled}]}: one array per field of ENGINE 3.2's items
---   {index, status:"queued"|"duplicate", queue, …}, in index order (`status` absent: all queued;
---   `columns` null for no items). src/db/procedures.ts expands them into the items, and
+-- Returns {columns:{index[], status[]?, queue[]?, partitionId[], offset[], messageId[], transactionId[]?,
+--   traceId[]}, partitionQueue?:{<partitionId>: queue}, queues:[{name, encryptionEnabled}]}: one array
+--   per field of ENGINE 3.2's items {index, status:"queued"|"duplicate", queue, …}, in index order
+--   (`status` absent: all queued; `transactionId` absent: each is its messageId; `queue` absent: the
+--   item's partition names it in partitionQueue; `columns` null for no items). The batches without
+--   client transaction ids omit those three. src/db/procedures.ts expands them into the items, and
 --   _log_push_items does in SQL: an eight-key object per item was ~16 % of a 100-frame push's CPU.
 -- Raises QMENC (DETAIL {"queues":[{name, encryptionEnabled}]}) when an item's `enc` disagrees with its
 -- queue's flag, before anything is written; QMMNT in push maintenance (log_push_v1 only).
@@ -92,7 +94,7 @@ begin
       -- each runs once per item; pos and the running byte sum share one window (one sort), which
       -- matters because every pass over a window copies the frames.
       select coalesce((x.e->>'index')::int, (x.ord - 1)::int) as idx, t.queue_name, t.partition_id,
-             ids.new_id, ids.txn, nullif(x.e->>'traceId', '') as trace, fr.frame, fr.bytes,
+             ids.new_id, nullif(x.e->>'traceId', '') as trace, fr.frame, fr.bytes,
              row_number() over w - 1 as pos,
              (sum(fr.bytes) over w - fr.bytes)::bigint / 1048576 as byte_piece
         from jsonb_array_elements(p_items) with ordinality as x(e, ord)
@@ -138,25 +140,26 @@ begin
        group by a.id, a.base, a.created_at, pc.pos / 1000, pc.byte_piece
       returning 1
     )
-    -- Every item is fresh, so the answer omits `status` (all queued). The columns aggregate rows
-    -- sorted once below (a subquery with ORDER BY is never pulled up, so each aggregate reads the
-    -- sort's output in order): an ORDER BY inside each of seven aggregates sorted the items seven
-    -- times, ~7 % of a 100-frame push (issue #9).
+    -- Every item is fresh, so the answer omits `status` (all queued) and `transactionId` (each is
+    -- its message id), and names each partition's queue once (`partitionQueue`) instead of per item:
+    -- every text array is ~100 conversions per 100 frames. The columns aggregate rows sorted once
+    -- below (a subquery with ORDER BY is never pulled up, so each aggregate reads the sort's output
+    -- in order): an ORDER BY inside each of seven aggregates sorted the items seven times, ~7 % of a
+    -- 100-frame push (issue #9).
     select jsonb_build_object(
              'columns', jsonb_build_object(
                'index', to_jsonb(array_agg(s.idx)),
-               'queue', to_jsonb(array_agg(s.queue_name)),
                'partitionId', to_jsonb(array_agg(s.partition_id)),
                'offset', to_jsonb(array_agg(s.off)),
                'messageId', to_jsonb(array_agg(s.new_id)),
-               'transactionId', to_jsonb(array_agg(s.txn)),
                'traceId', to_jsonb(array_agg(s.trace))),
+             'partitionQueue', (select jsonb_object_agg(t.partition_id, t.queue_name) from targets t),
              'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                           from queues q
                          where q.tenant_id = p_tenant
                            and q.name in (select t.queue_name from targets t)))
       into v_result
-      from (select f.idx, f.queue_name, f.partition_id, a.base + f.pos as off, f.new_id, f.txn, f.trace
+      from (select f.idx, f.partition_id, a.base + f.pos as off, f.new_id, f.trace
               from framed f join alloc a on a.id = f.partition_id
              order by f.idx) s;
     return v_result;
@@ -286,10 +289,12 @@ language sql immutable
 set search_path = queen, pg_catalog
 as $$
   select jsonb_build_object('index', c->'index'->i, 'status', coalesce(c->'status'->>i, 'queued'),
-                            'queue', c->'queue'->i, 'partitionId', c->'partitionId'->i, 'offset', c->'offset'->i,
-                            'messageId', c->'messageId'->i, 'transactionId', c->'transactionId'->i,
+                            'queue', coalesce(c->'queue'->i, r.pq->(c->'partitionId'->>i)),
+                            'partitionId', c->'partitionId'->i, 'offset', c->'offset'->i,
+                            'messageId', c->'messageId'->i,
+                            'transactionId', coalesce(c->'transactionId'->i, c->'messageId'->i),
                             'traceId', c->'traceId'->i)
-    from (select p_result->'columns' as c) r
+    from (select p_result->'columns' as c, p_result->'partitionQueue' as pq) r
     cross join lateral generate_series(0, coalesce(jsonb_array_length(r.c->'index'), 0) - 1) as i
    order by i
 $$;

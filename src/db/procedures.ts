@@ -26,33 +26,37 @@ const pushItemResult = z.object({
 type PushItemResult = z.infer<typeof pushItemResult>
 
 // Push answers one array per item field (003_log_push.sql), expanded here into the items: building
-// an eight-key object per item in SQL was ~16 % of a 100-frame push. `status` absent: all queued.
+// an eight-key object per item in SQL was ~16 % of a 100-frame push. `status` absent: all queued;
+// `transactionId` absent: each item's is its messageId; `queue` absent: partitionQueue names each
+// partition's queue once.
 const pushColumns = z.object({
   index: z.array(z.number().int()),
   status: z.array(pushItemResult.shape.status).optional(),
-  queue: z.array(z.string()),
+  queue: z.array(z.string()).optional(),
   partitionId: z.array(z.string()),
   offset: z.array(offset),
   messageId: z.array(z.string()),
-  transactionId: z.array(z.string()),
+  transactionId: z.array(z.string()).optional(),
   traceId: z.array(z.string().nullable()),
 })
 const pushResult = z
-  .object({ columns: pushColumns.nullable(), queues: encFlags.nullable() })
-  .transform(({ columns: c, queues }) => ({
+  .object({ columns: pushColumns.nullable(), partitionQueue: z.record(z.string(), z.string()).optional(), queues: encFlags.nullable() })
+  .transform(({ columns: c, partitionQueue, queues }) => ({
     queues,
-    items: (c?.index ?? []).map(
-      (index, i): PushItemResult => ({
+    items: (c?.index ?? []).map((index, i): PushItemResult => {
+      const partitionId = c!.partitionId[i]!
+      const messageId = c!.messageId[i]!
+      return {
         index,
         status: c!.status?.[i] ?? 'queued',
-        queue: c!.queue[i]!,
-        partitionId: c!.partitionId[i]!,
+        queue: c!.queue?.[i] ?? partitionQueue![partitionId]!,
+        partitionId,
         offset: c!.offset[i]!,
-        messageId: c!.messageId[i]!,
-        transactionId: c!.transactionId[i]!,
+        messageId,
+        transactionId: c!.transactionId?.[i] ?? messageId,
         traceId: c!.traceId[i] ?? null,
-      }),
-    ),
+      }
+    }),
   }))
 
 /** A delivered message (ENGINE 5.7), as the pop route receives it. */

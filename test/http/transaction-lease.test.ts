@@ -37,6 +37,24 @@ describe('POST /api/v1/transaction', () => {
     expect(await writtenRows(app)).toEqual(before)
   })
 
+  it('answers pushes without transaction ids (the compact fast-path answer) with each item queue and minted id', async () => {
+    const res = await txn({
+      operations: [{ type: 'push', items: [
+        { queue: 'hand.a', partition: 'x', payload: 1 },
+        { queue: 'hand.b', payload: 2 },
+        { queue: 'hand.a', partition: 'x', payload: 3 },
+      ] }],
+    })
+    expect(res.body.success).toBe(true)
+    const results = res.body.results as Record<string, unknown>[]
+    expect(results.map((r) => [r.index, r.queueName, r.offset, r.status])).toEqual([
+      [0, 'hand.a', 0, 'queued'], [1, 'hand.b', 0, 'queued'], [2, 'hand.a', 1, 'queued'],
+    ])
+    for (const r of results) expect(r.transactionId).toBe(r.messageId)
+    expect(results[0]!.partitionId).toBe(results[2]!.partitionId)
+    expect(results[1]!.partitionId).not.toBe(results[0]!.partitionId)
+  })
+
   it('rolls everything back on a business failure and answers 200 success:false', async () => {
     await push(app, [{ queue: 'rollback', payload: 1 }])
     const { messages } = await pop(app, 'rollback')
