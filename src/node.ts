@@ -52,7 +52,7 @@ async function main(): Promise<void> {
 
   const pool = createNodePool({ connectionString: url, max: config.DB_POOL_SIZE })
   await checkStatementTimeout(pool)
-  // Push fusion (ENGINE 12.1): concurrent small pushes share one procedure call and one commit.
+  // Fusion (ENGINE 12.1): concurrent small pushes, and small acks, share one procedure call and one commit.
   const db = createDatabase(pool, { longLived: true, fusion: NODE_FUSION })
   const popWaker = createPopWaker()
   const app = createApp({ config, log, database: () => db, popWaker })

@@ -1,16 +1,19 @@
-// Push fusion (ENGINE 12.1) against a real PostgreSQL: many parallel callers on one pool are fused
-// into fewer procedure calls, every caller gets exactly its own results, a poison member fails
+// Push and ack fusion (ENGINE 12.1) against a real PostgreSQL: many parallel callers on one pool are
+// fused into fewer procedure calls, every caller gets exactly its own results, a poison member fails
 // alone while its neighbours are stored, and an error every member would meet alone (push
-// maintenance) reaches them all.
+// maintenance) reaches them all. Acks: one member's refused ack is its own result, never a
+// neighbour's, and large acks are not fused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.js'
 import { DbError } from '../src/db/errors.js'
+import { NODE_FUSION } from '../src/db/fusion.js'
 import { createNodePool } from '../src/db/node-pool.js'
 import { freshDatabase, type TestDatabase } from './helpers/database.js'
 
 let database: TestDatabase
 let db: Database
 let statements = 0
+let ackStatements = 0
 
 beforeAll(async () => {
   database = await freshDatabase()
@@ -19,9 +22,10 @@ beforeAll(async () => {
   const query = pool.query.bind(pool) as typeof pool.query
   pool.query = ((text: string, values?: unknown[]) => {
     if (text.includes('log_push_v1')) statements++
+    if (text.includes('log_ack_v1')) ackStatements++
     return query(text, values)
   }) as typeof pool.query
-  db = createDatabase(pool, { longLived: true, fusion: { holdMs: 5, maxItems: 200, maxBytes: 64 * 1024 } })
+  db = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 5, maxItems: 200, maxBytes: 64 * 1024 }, ack: { ...NODE_FUSION.ack, holdMs: 5 } } })
 })
 afterAll(async () => {
   await db.close()
@@ -102,5 +106,79 @@ describe('push fusion', () => {
     } finally {
       await database.sql(`update queen.system_state set value = 'false'::jsonb where key = 'maintenance'`)
     }
+  })
+})
+
+describe('ack fusion', () => {
+  /** One message in each of `n` partitions of `queue`, popped one partition per call: n leases. */
+  async function leased(queue: string, n: number, perPartition = 1) {
+    await db.call('log_push_v1', {
+      tenant: '',
+      items: Array.from({ length: n * perPartition }, (_, i) => item(i, queue, `p${i % n}`, { i })),
+    })
+    const pops = []
+    for (let k = 0; k < n; k++) {
+      const popped = await db.call('log_pop_v1', {
+        tenant: '',
+        request: { queue, partition: `p${k}`, group: '__QUEUE_MODE__', batch: perPartition, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 1 << 20 },
+      })
+      expect(popped.messages).toHaveLength(perPartition)
+      pops.push(popped.messages)
+    }
+    return pops
+  }
+  const ackOf = (m: { partitionId: string; transactionId: string; leaseId: string }, index: number, extra: Record<string, unknown> = {}) =>
+    ({ index, partitionId: m.partitionId, transactionId: m.transactionId, offset: null, consumerGroup: null, leaseId: m.leaseId, status: 'completed', error: null, ...extra })
+
+  it('settles parallel one-item acks of many leases in fewer calls, each caller getting its own result', async () => {
+    const pops = await leased('fuse-ack', 24)
+    ackStatements = 0
+    // Each caller acks its message with index 3, to prove its own index comes back.
+    const results = await Promise.all(pops.map(([m]) => db.call('log_ack_v1', { tenant: '', acks: [ackOf(m!, 3)] })))
+    expect(ackStatements).toBeLessThan(24)
+    results.forEach((r, k) => {
+      expect(r).toEqual([expect.objectContaining({ index: 3, success: true, transactionId: pops[k]![0]!.transactionId, offset: 0, leaseReleased: true, partitionName: `p${k}` })])
+    })
+    const [row] = await database.sql<{ settled: number }>(`
+      select count(*)::int as settled from queen.log_consumers c join queen.log_partitions p on p.id = c.partition_id
+        join queen.queues q on q.id = p.queue_id where q.name = 'fuse-ack' and c.committed_offset = 1 and c.lease_id is null`)
+    expect(row!.settled).toBe(24)
+  })
+
+  it("keeps a refused ack the member's own result and lets a poison member fail alone", async () => {
+    const pops = await leased('fuse-ack-mixed', 12)
+    const results = await Promise.allSettled(
+      pops.map(([m], k) =>
+        db.call('log_ack_v1', {
+          tenant: '',
+          // Caller 4 names a lease it does not hold (a per-item verdict); caller 7 carries a NUL
+          // character, which jsonb rejects, so a fused call holding it fails as a whole.
+          acks: [ackOf(m!, 0, k === 4 ? { leaseId: '01a23d10-0000-7000-8000-000000000000' } : k === 7 ? { error: 'bad\u0000' } : {})],
+        }),
+      ),
+    )
+    expect(results[7]!.status).toBe('rejected')
+    expect((results[7] as PromiseRejectedResult).reason).toBeInstanceOf(DbError)
+    for (const [k, r] of results.entries()) {
+      if (k === 7) continue
+      expect(r.status, `caller ${k}`).toBe('fulfilled')
+      const [result] = (r as PromiseFulfilledResult<Awaited<ReturnType<typeof db.call<'log_ack_v1'>>>>).value
+      expect(result!.success, `caller ${k}`).toBe(k !== 4)
+    }
+    const rows = await database.sql<{ partition: string; committed: string }>(`
+      select p.name as partition, c.committed_offset::text as committed from queen.log_consumers c
+        join queen.log_partitions p on p.id = c.partition_id join queen.queues q on q.id = p.queue_id
+       where q.name = 'fuse-ack-mixed' order by p.name`)
+    expect(rows.filter((r) => r.committed === '1').map((r) => r.partition).sort()).toEqual(
+      Array.from({ length: 12 }, (_, k) => `p${k}`).filter((_, k) => k !== 4 && k !== 7).sort(),
+    )
+  })
+
+  it('sends acks of more than maxMemberItems items in calls of their own', async () => {
+    const pops = await leased('fuse-ack-big', 4, 10)
+    ackStatements = 0
+    const results = await Promise.all(pops.map((ms) => db.call('log_ack_v1', { tenant: '', acks: ms.map((m, i) => ackOf(m, i)) })))
+    expect(ackStatements).toBe(4)
+    for (const r of results) expect(r.map((x) => x.success)).toEqual(Array(10).fill(true))
   })
 })

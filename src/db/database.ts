@@ -3,7 +3,7 @@
 import { compileCall, type Procedure } from './procedure.js'
 import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
 import { toDbError } from './errors.js'
-import { fusePush, type FusionOptions } from './fusion.js'
+import { fuseAck, fusePush, type FusionOptions } from './fusion.js'
 import type { PoolLike } from './queryable.js'
 
 export interface PoolStats {
@@ -21,7 +21,10 @@ export interface Database {
   close(): Promise<void>
 }
 
-export function createDatabase(pool: PoolLike, options: { longLived: boolean; fusion?: FusionOptions }): Database {
+export function createDatabase(
+  pool: PoolLike,
+  options: { longLived: boolean; fusion?: { push?: FusionOptions; ack?: FusionOptions } },
+): Database {
   // pg emits 'error' on idle clients whose server went away; unhandled, that kills the process.
   pool.on?.('error', () => {})
   const direct = async <N extends ProcedureName>(name: N, args: ArgsOf<N>): Promise<ResultOf<N>> => {
@@ -36,11 +39,14 @@ export function createDatabase(pool: PoolLike, options: { longLived: boolean; fu
     }
     return proc.result.parse(rows[0]?.result) as ResultOf<N>
   }
-  // Push fusion (ENGINE 12.1) on a long-lived pool only, when asked for (src/node.ts).
-  const push = options.fusion && options.longLived ? fusePush((args) => direct('log_push_v1', args), options.fusion) : undefined
+  // Push and ack fusion (ENGINE 12.1) on a long-lived pool only, when asked for (src/node.ts).
+  const fusion = options.longLived ? options.fusion : undefined
+  const push = fusion?.push && fusePush((args) => direct('log_push_v1', args), fusion.push)
+  const ack = fusion?.ack && fuseAck((args) => direct('log_ack_v1', args), fusion.ack)
   return {
     call(name, args) {
       if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>) as Promise<ResultOf<typeof name>>
+      if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>) as Promise<ResultOf<typeof name>>
       return direct(name, args)
     },
     async ping(timeoutMs) {

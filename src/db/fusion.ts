@@ -1,7 +1,8 @@
-// Request fusion on Node (ENGINE 12.1), for push: concurrent log_push_v1 calls of one tenant that
-// arrive within `holdMs` of each other go out as one procedure call (up to maxItems items and
-// maxBytes of item JSON), so a burst of small pushes pays one statement, one transaction and one
-// commit instead of one each (BENCHMARKS.md: batch-1 pushes are bound by commits). Only Node fuses; a Worker serves one request per isolate.
+// Request fusion on Node (ENGINE 12.1), for push and ack: concurrent calls of one procedure and
+// tenant that arrive within `holdMs` of each other go out as one procedure call (up to maxItems
+// items and maxBytes of item JSON), so a burst of small calls pays one statement, one transaction
+// and one commit instead of one each (BENCHMARKS.md: small pushes and acks are bound by commits).
+// Only Node fuses; a Worker serves one request per isolate.
 //
 // Members' items are concatenated in arrival order with `index` renumbered globally; each member's
 // [start, count) is kept and its results are cut back out and renumbered to its own indexes.
@@ -9,16 +10,14 @@
 // push maintenance fails every member with that error (nothing was written, and each alone would
 // meet the same); any other error (a poison item, or QMENC from one member's stale encryption
 // cache) retries each member alone, so only the member at fault sees it. A failed call wrote
-// nothing, so the split is exact.
+// nothing, so the split is exact. Per-item verdicts are results, not errors (ENGINE 1.6), so one
+// member's failed ack never fails its neighbours.
 import { DbError } from './errors.js'
-import type { ArgsOf, ResultOf } from './procedures.js'
+import type { AckItemResult, ArgsOf, ResultOf } from './procedures.js'
 
 type PushArgs = ArgsOf<'log_push_v1'>
 type PushResult = ResultOf<'log_push_v1'>
-type PushCall = (args: PushArgs) => Promise<PushResult>
-
-/** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
-export const NODE_FUSION: FusionOptions = { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024 }
+type AckArgs = ArgsOf<'log_ack_v1'>
 
 export interface FusionOptions {
   /** How long the first member of a batch waits for company, in ms (ENGINE 12.1: 2). */
@@ -27,19 +26,40 @@ export interface FusionOptions {
   maxItems: number
   /**
    * A fused call carries at most this many bytes of item JSON (ENGINE 12.1: 4 MiB), so fusing
-   * never builds a statement much larger than the pushes it merges would have sent one by one.
+   * never builds a statement much larger than the calls it merges would have sent one by one.
    */
   maxBytes: number
+  /** Calls of more items than this are sent as they came (default: below maxItems). */
+  maxMemberItems?: number
 }
 
-interface Member {
-  args: PushArgs
-  resolve: (result: PushResult) => void
+/** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
+export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
+  push: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024 },
+  // Only small acks: a lone ack of one lease settles set-based (_log_ack_plain), while a fused call
+  // of several leases takes the per-item path. Measured (BENCHMARKS.md): 8 fused one-item acks cost
+  // 1.8 ms of PostgreSQL CPU against 4.6 ms alone; at ten items an ack costs about the same either way.
+  ack: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, maxMemberItems: 9 },
+}
+
+/** How to read, merge and split the calls of one fusable procedure. */
+interface Fusable<A, R, I> {
+  items(args: A): readonly I[]
+  /** The one call carrying every member's items, renumbered in arrival order. */
+  merged(first: A, items: I[]): A
+  renumbered(item: I, index: number): I
+  /** A member's own answer out of the fused one: its items from start, with its own indexes. */
+  share(fused: R, member: A, start: number): R
+}
+
+interface Member<A, R> {
+  args: A
+  resolve: (result: R) => void
   reject: (error: unknown) => void
 }
 
-interface Batch {
-  members: Member[]
+interface Batch<A, R> {
+  members: Member<A, R>[]
   items: number
   bytes: number
   timer: ReturnType<typeof setTimeout> | undefined
@@ -53,25 +73,28 @@ function sharedFailure(error: unknown): boolean {
   return s === 'QMMNT' || s === '57014' || s === '53300' || s.startsWith('08')
 }
 
-export function fusePush(call: PushCall, options: FusionOptions): PushCall {
-  const open = new Map<string, Batch>()
+type Call<A, R> = (args: A) => Promise<R>
+type FusableArgs = { tenant: string; now?: Date }
 
-  const send = async (batch: Batch) => {
-    const { members } = batch
+function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R, I>, options: FusionOptions): Call<A, R> {
+  const open = new Map<string, Batch<A, R>>()
+  const maxMemberItems = options.maxMemberItems ?? options.maxItems - 1
+
+  const send = async ({ members }: Batch<A, R>) => {
     if (members.length === 1) {
       const [m] = members
       call(m!.args).then(m!.resolve, m!.reject)
       return
     }
-    const items: PushArgs['items'] = []
+    const items: I[] = []
     const starts: number[] = []
     for (const m of members) {
       starts.push(items.length)
-      for (const item of m.args.items) items.push({ ...item, index: items.length })
+      for (const item of kind.items(m.args)) items.push(kind.renumbered(item, items.length))
     }
-    let fused: PushResult
+    let fused: R
     try {
-      fused = await call({ tenant: members[0]!.args.tenant, items })
+      fused = await call(kind.merged(members[0]!.args, items))
     } catch (error) {
       if (sharedFailure(error)) {
         for (const m of members) m.reject(error)
@@ -80,15 +103,7 @@ export function fusePush(call: PushCall, options: FusionOptions): PushCall {
       }
       return
     }
-    const byIndex = new Map(fused.items.map((r) => [r.index, r]))
-    members.forEach((m, i) => {
-      const start = starts[i]!
-      const names = new Set(m.args.items.map((item) => item.queue))
-      m.resolve({
-        items: m.args.items.map((item, k) => ({ ...byIndex.get(start + k)!, index: item.index })),
-        queues: fused.queues?.filter((q) => names.has(q.name)) ?? fused.queues,
-      })
-    })
+    members.forEach((m, i) => m.resolve(kind.share(fused, m.args, starts[i]!)))
   }
 
   const flush = (tenant: string) => {
@@ -100,15 +115,16 @@ export function fusePush(call: PushCall, options: FusionOptions): PushCall {
   }
 
   return (args) => {
-    // A pinned clock (tests) or an empty push is not fused: it must stay exactly what was asked.
-    if (args.now !== undefined || args.items.length === 0 || args.items.length >= options.maxItems) return call(args)
-    // The size the call will carry: one serialisation more per fused push, small for the pushes
-    // fusion is for (a push of maxItems or more is sent as it came, above).
-    const bytes = JSON.stringify(args.items).length
+    const count = kind.items(args).length
+    // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked.
+    if (args.now !== undefined || count === 0 || count > maxMemberItems) return call(args)
+    // The size the call will carry: one serialisation more per fused call, small for the calls
+    // fusion is for (larger ones are sent as they came, above).
+    const bytes = JSON.stringify(kind.items(args)).length
     if (bytes >= options.maxBytes) return call(args)
-    return new Promise<PushResult>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       let batch = open.get(args.tenant)
-      if (batch && (batch.items + args.items.length > options.maxItems || batch.bytes + bytes > options.maxBytes)) {
+      if (batch && (batch.items + count > options.maxItems || batch.bytes + bytes > options.maxBytes)) {
         flush(args.tenant)
         batch = undefined
       }
@@ -118,9 +134,36 @@ export function fusePush(call: PushCall, options: FusionOptions): PushCall {
         batch.timer = setTimeout(() => flush(args.tenant), options.holdMs)
       }
       batch.members.push({ args, resolve, reject })
-      batch.items += args.items.length
+      batch.items += count
       batch.bytes += bytes
       if (batch.items >= options.maxItems) flush(args.tenant)
     })
   }
 }
+
+const pushes: Fusable<PushArgs, PushResult, PushArgs['items'][number]> = {
+  items: (args) => args.items,
+  merged: (first, items) => ({ tenant: first.tenant, items }),
+  renumbered: (item, index) => ({ ...item, index }),
+  share(fused, member, start) {
+    const byIndex = new Map(fused.items.map((r) => [r.index, r]))
+    const names = new Set(member.items.map((item) => item.queue))
+    return {
+      items: member.items.map((item, k) => ({ ...byIndex.get(start + k)!, index: item.index })),
+      queues: fused.queues?.filter((q) => names.has(q.name)) ?? fused.queues,
+    }
+  },
+}
+
+const acks: Fusable<AckArgs, AckItemResult[], AckArgs['acks'][number]> = {
+  items: (args) => args.acks,
+  merged: (first, items) => ({ tenant: first.tenant, acks: items }),
+  renumbered: (item, index) => ({ ...item, index }),
+  share(fused, member, start) {
+    const byIndex = new Map(fused.map((r) => [r.index, r]))
+    return member.acks.map((item, k) => ({ ...byIndex.get(start + k)!, index: item.index }))
+  },
+}
+
+export const fusePush = (call: Call<PushArgs, PushResult>, options: FusionOptions) => fuse(call, pushes, options)
+export const fuseAck = (call: Call<AckArgs, AckItemResult[]>, options: FusionOptions) => fuse(call, acks, options)
