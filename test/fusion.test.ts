@@ -174,6 +174,23 @@ describe('ack fusion', () => {
     )
   })
 
+  it('sends an ack at once while fewer than maxInFlight are in flight, and fuses only the rest', async () => {
+    const pops = await leased('fuse-ack-idle', 6)
+    ackStatements = 0
+    // pool.query is reached synchronously when a call is dispatched, so the counter tells whether
+    // an ack went out at once or waits (for the hold, or for an in-flight ack to return).
+    const lone = db.call('log_ack_v1', { tenant: '', acks: [ackOf(pops[0]![0]!, 0)] })
+    expect(ackStatements).toBe(1)
+    await lone
+    await new Promise((done) => setImmediate(done)) // the lone call's slot is freed after it answers
+    ackStatements = 0
+    const burst = pops.slice(1).map(([m]) => db.call('log_ack_v1', { tenant: '', acks: [ackOf(m!, 0)] }))
+    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight)
+    const results = await Promise.all(burst)
+    expect(results.map(([r]) => r!.success)).toEqual([true, true, true, true, true])
+    expect(ackStatements).toBeLessThan(5)
+  })
+
   it('sends acks of more than maxMemberItems items in calls of their own', async () => {
     const pops = await leased('fuse-ack-big', 4, 10)
     ackStatements = 0

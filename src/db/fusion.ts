@@ -1,8 +1,8 @@
 // Request fusion on Node (ENGINE 12.1), for push and ack: concurrent calls of one procedure and
-// tenant that arrive within `holdMs` of each other go out as one procedure call (up to maxItems
-// items and maxBytes of item JSON), so a burst of small calls pays one statement, one transaction
-// and one commit instead of one each (BENCHMARKS.md: small pushes and acks are bound by commits).
-// Only Node fuses; a Worker serves one request per isolate.
+// tenant that arrive within `holdMs` of each other (acks: while others are in flight) go out as one
+// procedure call (up to maxItems items and maxBytes of item JSON), so a burst of small calls pays
+// one statement, one transaction and one commit instead of one each (BENCHMARKS.md: small pushes
+// and acks are bound by commits). Only Node fuses; a Worker serves one request per isolate.
 //
 // Members' items are concatenated in arrival order with `index` renumbered globally; each member's
 // [start, count) is kept and its results are cut back out and renumbered to its own indexes.
@@ -31,6 +31,12 @@ export interface FusionOptions {
   maxBytes: number
   /** Calls of more items than this are sent as they came (default: below maxItems). */
   maxMemberItems?: number
+  /**
+   * Without it, every call waits up to holdMs for company. With it, a call goes out at once while
+   * fewer than this many of its kind are in flight, and otherwise waits for the next to return
+   * (or holdMs): fusion only under load, with no added latency when there is none.
+   */
+  maxInFlight?: number
 }
 
 /** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
@@ -39,7 +45,9 @@ export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
   // Only small acks: a lone ack of one lease settles set-based (_log_ack_plain), while a fused call
   // of several leases takes the per-item path. Measured (BENCHMARKS.md): 8 fused one-item acks cost
   // 1.8 ms of PostgreSQL CPU against 4.6 ms alone; at ten items an ack costs about the same either way.
-  ack: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, maxMemberItems: 9 },
+  // And only under load: a consumer waits for its ack before its next pop, so a 2 ms hold on every
+  // ack cost a quarter of the batch-1 pop + ack rate where eight consumers share two partitions.
+  ack: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, maxMemberItems: 9, maxInFlight: 2 },
 }
 
 /** How to read, merge and split the calls of one fusable procedure. */
@@ -80,10 +88,13 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   const open = new Map<string, Batch<A, R>>()
   const maxMemberItems = options.maxMemberItems ?? options.maxItems - 1
 
+  let inFlight = 0
+
+  /** Settles once the batch's database work, retries included, is over. */
   const send = async ({ members }: Batch<A, R>) => {
     if (members.length === 1) {
       const [m] = members
-      call(m!.args).then(m!.resolve, m!.reject)
+      await call(m!.args).then(m!.resolve, m!.reject)
       return
     }
     const items: I[] = []
@@ -99,11 +110,20 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
       if (sharedFailure(error)) {
         for (const m of members) m.reject(error)
       } else {
-        for (const m of members) call(m.args).then(m.resolve, m.reject)
+        await Promise.all(members.map((m) => call(m.args).then(m.resolve, m.reject)))
       }
       return
     }
     members.forEach((m, i) => m.resolve(kind.share(fused, m.args, starts[i]!)))
+  }
+
+  const dispatch = (batch: Batch<A, R>) => {
+    inFlight++
+    void send(batch).finally(() => {
+      inFlight--
+      // A slot is free: what waited for one goes out now.
+      if (options.maxInFlight !== undefined) for (const tenant of [...open.keys()]) flush(tenant)
+    })
   }
 
   const flush = (tenant: string) => {
@@ -111,7 +131,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     if (!batch) return
     open.delete(tenant)
     clearTimeout(batch.timer)
-    void send(batch)
+    dispatch(batch)
   }
 
   return (args) => {
@@ -123,6 +143,10 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     const bytes = JSON.stringify(kind.items(args)).length
     if (bytes >= options.maxBytes) return call(args)
     return new Promise<R>((resolve, reject) => {
+      if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
+        dispatch({ members: [{ args, resolve, reject }], items: count, bytes, timer: undefined })
+        return
+      }
       let batch = open.get(args.tenant)
       if (batch && (batch.items + count > options.maxItems || batch.bytes + bytes > options.maxBytes)) {
         flush(args.tenant)
