@@ -135,18 +135,19 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   }
 
   return (args) => {
-    const count = kind.items(args).length
+    const items = kind.items(args)
+    const count = items.length
     // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked.
     if (args.now !== undefined || count === 0 || count > maxMemberItems) return call(args)
+    if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
+      // A free slot: sent alone at once, so its size does not matter (and is not measured).
+      return new Promise<R>((resolve, reject) => dispatch({ members: [{ args, resolve, reject }], items: count, bytes: 0, timer: undefined }))
+    }
     // The size the call will carry: one serialisation more per fused call, small for the calls
     // fusion is for (larger ones are sent as they came, above).
-    const bytes = JSON.stringify(kind.items(args)).length
+    const bytes = JSON.stringify(items).length
     if (bytes >= options.maxBytes) return call(args)
     return new Promise<R>((resolve, reject) => {
-      if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
-        dispatch({ members: [{ args, resolve, reject }], items: count, bytes, timer: undefined })
-        return
-      }
       let batch = open.get(args.tenant)
       if (batch && (batch.items + count > options.maxItems || batch.bytes + bytes > options.maxBytes)) {
         flush(args.tenant)
