@@ -1,5 +1,7 @@
 // `npx tsx bench/broker-cpu.ts` (issue #9): the broker process's own CPU per message on the hot
-// routes, the figure the broker takes from PostgreSQL on a shared machine. One embedded cluster;
+// routes, the figure the broker takes from PostgreSQL on a shared machine, and each round's
+// throughput (messages over wall time), the A/B for changes whose gain is not in the broker's CPU
+// (fusing acks shares commits). One embedded cluster;
 // one broker process per ref (`BROKER_REFS=<git ref>,…`, `.` = the working tree; default `.`),
 // each on its own database, all started before the first round. Each round drives every ref in
 // turn with the same fixed amount of work over keep-alive HTTP (16 clients) and reads the
@@ -144,14 +146,24 @@ async function popAck(client: HttpClient, queue: string, count: number): Promise
   return moved
 }
 
-/** Broker CPU in µs per message over `work`, which returns the messages it moved. */
-async function measured(b: Broker, work: () => Promise<number>): Promise<{ total: number; sys: number }> {
+interface Measured {
+  /** Broker CPU, µs per message, and the kernel's part of it. */
+  total: number
+  sys: number
+  /** Messages a second over the round's wall time. */
+  rate: number
+}
+
+/** Broker CPU per message and throughput over `work`, which returns the messages it moved. */
+async function measured(b: Broker, work: () => Promise<number>): Promise<Measured> {
   const pid = b.process.pid!
   const t0 = cpuTicks(pid)
+  const started = performance.now()
   const n = await work()
+  const seconds = (performance.now() - started) / 1000
   const t1 = cpuTicks(pid)
   const sys = ((t1.sys - t0.sys) * TICK_US) / n
-  return { total: ((t1.user - t0.user) * TICK_US) / n + sys, sys }
+  return { total: ((t1.user - t0.user) * TICK_US) / n + sys, sys, rate: n / seconds }
 }
 
 const median = (xs: number[]) => {
@@ -189,11 +201,13 @@ async function main() {
     }
     const results = new Map<string, Map<string, number[]>>(REFS.map((r) => [r, new Map()]))
     const sysShare = new Map<string, number[]>()
-    const record = (ref: string, workload: string, value: { total: number; sys: number }) => {
+    const rates = new Map<string, number[]>()
+    const record = (ref: string, workload: string, value: Measured) => {
       const m = results.get(ref)!
       m.set(workload, [...(m.get(workload) ?? []), value.total])
       const key = `${ref}\u0000${workload}`
       sysShare.set(key, [...(sysShare.get(key) ?? []), value.sys / value.total])
+      rates.set(key, [...(rates.get(key) ?? []), value.rate])
     }
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate the order so neither ref always runs right after the fill.
@@ -204,14 +218,21 @@ async function main() {
         if (ONLY.has('push1')) record(b.ref, 'push1', await measured(b, async () => (await spread(PUSH1, () => push(b.client, frames('cpu-push1', 1))), PUSH1)))
         if (ONLY.has('popack')) record(b.ref, 'popack', await measured(b, () => popAck(b.client, 'cpu-popack', POPACK)))
       }
-      const line = [...results].map(([ref, m]) => `${ref}: ${[...m].map(([w, xs]) => `${w} ${xs.at(-1)!.toFixed(1)}`).join(', ')}`).join(' | ')
+      const line = [...results]
+        .map(([ref, m]) => `${ref}: ${[...m].map(([w, xs]) => `${w} ${xs.at(-1)!.toFixed(1)} (${Math.round(rates.get(`${ref}\u0000${w}`)!.at(-1)!)} msg/s)`).join(', ')}`)
+        .join(' | ')
       console.log(`round ${round + 1}/${ROUNDS}  µs/msg  ${line}`)
     }
-    console.log('\nbroker CPU per message (µs), median of rounds [min..max]:')
+    console.log('\nbroker CPU per message (µs), median of rounds [min..max]; throughput, median msg/s [min..max]:')
     for (const [ref, m] of results) {
       for (const [w, xs] of m) {
-        const sys = Math.round(100 * median(sysShare.get(`${ref}\u0000${w}`)!))
-        console.log(`  ${ref.padEnd(12)} ${w.padEnd(8)} ${median(xs).toFixed(1).padStart(7)}  [${Math.min(...xs).toFixed(1)}..${Math.max(...xs).toFixed(1)}]  kernel ${sys}%`)
+        const key = `${ref}\u0000${w}`
+        const sys = Math.round(100 * median(sysShare.get(key)!))
+        const r = rates.get(key)!
+        console.log(
+          `  ${ref.padEnd(12)} ${w.padEnd(8)} ${median(xs).toFixed(1).padStart(7)}  [${Math.min(...xs).toFixed(1)}..${Math.max(...xs).toFixed(1)}]  kernel ${sys}%` +
+            `   ${String(Math.round(median(r))).padStart(6)} msg/s [${Math.round(Math.min(...r))}..${Math.round(Math.max(...r))}]`,
+        )
       }
     }
   } finally {

@@ -2,7 +2,7 @@
 // fused into fewer procedure calls, every caller gets exactly its own results, a poison member fails
 // alone while its neighbours are stored, and an error every member would meet alone (push
 // maintenance) reaches them all. Acks: one member's refused ack is its own result, never a
-// neighbour's, and large acks are not fused.
+// neighbour's, and acks of many items fuse too, while one of the preferred size goes out alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.js'
 import { DbError } from '../src/db/errors.js'
@@ -191,11 +191,27 @@ describe('ack fusion', () => {
     expect(ackStatements).toBeLessThan(5)
   })
 
-  it('sends acks of more than maxMemberItems items in calls of their own', async () => {
-    const pops = await leased('fuse-ack-big', 4, 10)
+  it('fuses acks of many items from several leases, each caller answered its own items', async () => {
+    const pops = await leased('fuse-ack-big', 6, 40)
+    ackStatements = 0
+    // A burst beyond maxInFlight: the rest wait for a slot and go out together.
+    const results = await Promise.all(pops.map((ms) => db.call('log_ack_v1', { tenant: '', acks: ms.map((m, i) => ackOf(m, i)) })))
+    expect(ackStatements).toBeLessThan(6)
+    results.forEach((r, k) => {
+      expect(r.map((x) => [x.index, x.success, x.transactionId, x.partitionName])).toEqual(pops[k]!.map((m, i) => [i, true, m.transactionId, `p${k}`]))
+      expect(r.filter((x) => x.leaseReleased)).toHaveLength(1)
+    })
+    const [row] = await database.sql<{ settled: number }>(`
+      select count(*)::int as settled from queen.log_consumers c join queen.log_partitions p on p.id = c.partition_id
+        join queen.queues q on q.id = p.queue_id where q.name = 'fuse-ack-big' and c.committed_offset = 40 and c.lease_id is null`)
+    expect(row!.settled).toBe(6)
+  })
+
+  it('sends an ack of the preferred size or more in a call of its own', async () => {
+    const pops = await leased('fuse-ack-whole', 3, NODE_FUSION.ack.maxItems)
     ackStatements = 0
     const results = await Promise.all(pops.map((ms) => db.call('log_ack_v1', { tenant: '', acks: ms.map((m, i) => ackOf(m, i)) })))
-    expect(ackStatements).toBe(4)
-    for (const r of results) expect(r.map((x) => x.success)).toEqual(Array(10).fill(true))
+    expect(ackStatements).toBe(3)
+    for (const r of results) expect(r.every((x) => x.success)).toBe(true)
   })
 })

@@ -29,8 +29,6 @@ export interface FusionOptions {
    * never builds a statement much larger than the calls it merges would have sent one by one.
    */
   maxBytes: number
-  /** Calls of more items than this are sent as they came (default: below maxItems). */
-  maxMemberItems?: number
   /**
    * Without it, every call waits up to holdMs for company. With it, a call goes out at once while
    * fewer than this many of its kind are in flight, and otherwise waits for the next to return
@@ -42,12 +40,11 @@ export interface FusionOptions {
 /** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
 export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
   push: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024 },
-  // Only small acks: a lone ack of one lease settles set-based (_log_ack_plain), while a fused call
-  // of several leases takes the per-item path. Measured (BENCHMARKS.md): 8 fused one-item acks cost
-  // 1.8 ms of PostgreSQL CPU against 4.6 ms alone; at ten items an ack costs about the same either way.
-  // And only under load: a consumer waits for its ack before its next pop, so a 2 ms hold on every
-  // ack cost a quarter of the batch-1 pop + ack rate where eight consumers share two partitions.
-  ack: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, maxMemberItems: 9, maxInFlight: 2 },
+  // A fused call of several leases still settles each lease set-based (_log_ack_leases), so acks of
+  // any size up to the preferred 200 items share a commit (BENCHMARKS.md). Only under load: a
+  // consumer waits for its ack before its next pop, so a 2 ms hold on every ack cost a quarter of the
+  // batch-1 pop + ack rate where eight consumers share two partitions.
+  ack: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, maxInFlight: 2 },
 }
 
 /** How to read, merge and split the calls of one fusable procedure. */
@@ -86,7 +83,6 @@ type FusableArgs = { tenant: string; now?: Date }
 
 function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R, I>, options: FusionOptions): Call<A, R> {
   const open = new Map<string, Batch<A, R>>()
-  const maxMemberItems = options.maxMemberItems ?? options.maxItems - 1
 
   let inFlight = 0
 
@@ -137,8 +133,9 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   return (args) => {
     const items = kind.items(args)
     const count = items.length
-    // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked.
-    if (args.now !== undefined || count === 0 || count > maxMemberItems) return call(args)
+    // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked; a
+    // call already of the preferred size gains nothing from company.
+    if (args.now !== undefined || count === 0 || count >= options.maxItems) return call(args)
     if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
       // A free slot: sent alone at once, so its size does not matter (and is not measured).
       return new Promise<R>((resolve, reject) => dispatch({ members: [{ args, resolve, reject }], items: count, bytes: 0, timer: undefined }))

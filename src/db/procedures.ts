@@ -163,33 +163,38 @@ export type AckItemResult = z.infer<typeof ackItemResult>
 // The common ack's compact answer (005_log_ack.sql, _log_ack_plain): every item succeeded, so only
 // index, transaction id and offset vary. Expanded here, because building one object per item in SQL
 // cost as much as the ack itself.
-const plainAckResult = z
-  .object({
-    plain: z.object({
-      queueName: z.string(),
-      partitionName: z.string(),
-      releasedIndex: z.number().int().nullable(),
-      index: z.array(z.number().int()),
-      transactionId: z.array(z.string()),
-      offset: z.array(offset),
-    }),
-  })
-  .transform(({ plain: p }): AckItemResult[] =>
-    p.index.map((index, i) => ({
-      index,
-      transactionId: p.transactionId[i]!,
-      offset: p.offset[i]!,
-      success: true,
-      error: null,
-      code: null,
-      queueName: p.queueName,
-      partitionName: p.partitionName,
-      leaseReleased: index === p.releasedIndex,
-      dlq: false,
-      dropped: false,
-      evicted: false,
-    })),
-  )
+const plainAck = z.object({
+  queueName: z.string(),
+  partitionName: z.string(),
+  releasedIndex: z.number().int().nullable(),
+  index: z.array(z.number().int()),
+  transactionId: z.array(z.string()),
+  offset: z.array(offset),
+})
+
+const expandPlain = (p: z.infer<typeof plainAck>): AckItemResult[] =>
+  p.index.map((index, i) => ({
+    index,
+    transactionId: p.transactionId[i]!,
+    offset: p.offset[i]!,
+    success: true,
+    error: null,
+    code: null,
+    queueName: p.queueName,
+    partitionName: p.partitionName,
+    leaseReleased: index === p.releasedIndex,
+    dlq: false,
+    dropped: false,
+    evicted: false,
+  }))
+
+const plainAckResult = z.object({ plain: plainAck }).transform(({ plain }) => expandPlain(plain))
+
+// An ack of several rows (_log_ack_leases, what a fused call usually is): the rows settled on the
+// common path, each compact, and the general path's items for the rest; one array in index order.
+const leasesAckResult = z
+  .object({ leases: z.array(plainAck), rest: z.array(ackItemResult) })
+  .transform(({ leases, rest }) => [...leases.flatMap(expandPlain), ...rest].sort((a, b) => a.index - b.index))
 
 const txnEntry = z.union([
   pushItemResult.extend({ operation: z.number().int(), type: z.literal('push') }),
@@ -462,7 +467,7 @@ export const procedures = {
   log_ack_v1: procedure<{ tenant: string; acks: AckItemArg[]; now?: Date }, AckItemResult[]>(
     'log_ack_v1',
     { tenant: 'text', acks: 'jsonb', now: 'timestamptz' },
-    z.union([plainAckResult, z.array(ackItemResult)]),
+    z.union([plainAckResult, leasesAckResult, z.array(ackItemResult)]),
   ),
   /** Transaction (ENGINE 6.4): pushes and acks all or nothing; business failures are results. */
   log_transaction_v1: procedure<
