@@ -22,7 +22,7 @@ type AckArgs = ArgsOf<'log_ack_v1'>
 export interface FusionOptions {
   /** How long the first member of a batch waits for company, in ms (ENGINE 12.1: 2). */
   holdMs: number
-  /** A batch is sent as soon as it holds this many items (ENGINE 12.1: 200). */
+  /** A batch is sent as soon as it holds this many items, and a call this large is sent alone (ENGINE 12.1: 200). */
   maxItems: number
   /**
    * A fused call carries at most this many bytes of item JSON (ENGINE 12.1: 4 MiB), so fusing
