@@ -704,6 +704,7 @@ create or replace function queen._log_ack_leases(p_tenant text, p_acks jsonb, p_
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Generic plans, as in _log_ack: no plan here depends on the values of the batch.
 set plan_cache_mode = force_generic_plan
 as $$
 declare
