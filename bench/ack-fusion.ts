@@ -7,13 +7,14 @@
 // one call per lease, then pops as many again and acks them in one call, items renumbered as
 // src/db/fusion.ts does; the backend's CPU (from /proc/<pid>/schedstat) around the acks only.
 // Medians over ACKF_ROUNDS rounds. To compare a git ref, check out its src/db/sql-bundle.generated.ts.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { startEmbeddedPostgres } from '../src/db/embedded.js'
 import { migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
+import { median, schedCpuNs as cpuNs } from './lib.js'
 
 const int = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback)
 const LEASES = int('ACKF_LEASES', 2)
@@ -21,8 +22,6 @@ const ITEMS = int('ACKF_ITEMS', 100)
 const ROUNDS = int('ACKF_ROUNDS', 80)
 const PARTITIONS = int('ACKF_PARTITIONS', Math.max(200, Math.ceil((2 * ROUNDS * LEASES * ITEMS) / 200) + 1))
 
-const cpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0])
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'queen-ack-fusion-'))

@@ -21,7 +21,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js'
-import { httpClient, sleep, type HttpClient } from './lib.js'
+import { httpClient, median, sleep, type HttpClient } from './lib.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const int = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback)
@@ -164,12 +164,6 @@ async function measured(b: Broker, work: () => Promise<number>): Promise<Measure
   const t1 = cpuTicks(pid)
   const sys = ((t1.sys - t0.sys) * TICK_US) / n
   return { total: ((t1.user - t0.user) * TICK_US) / n + sys, sys, rate: n / seconds }
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
 async function main() {

@@ -164,6 +164,17 @@ export async function closedLoop(options: {
 
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits
 
+/** The middle value (the mean of the two middle ones for an even count); NaN when empty. */
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length === 0 ? NaN : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+/** CPU time a process has run, in ns (/proc/<pid>/schedstat): unlike wall time, it does not grow
+ * while the process waits for a core that another tenant of the machine holds. */
+export const schedCpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0])
+
 // ---------------------------------------------------------------- profile
 
 const TICK = 100 // USER_HZ on Linux

@@ -21,6 +21,7 @@ import pg from 'pg'
 import { startEmbeddedPostgres } from '../src/db/embedded.js'
 import { migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
+import { median, schedCpuNs as cpuNs } from './lib.js'
 
 const PARTITIONS = Number(process.env.MICRO_PARTITIONS ?? 1001)
 const FRAMES = Number(process.env.MICRO_FRAMES ?? 300)
@@ -45,16 +46,9 @@ function sqlFiles(ref?: string) {
   return { migrations: read('sql/migrations'), procedures, functions: [...functions].sort() }
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
-
 const item = (i: number, queue: string, partition: string) => ({ index: i, queue, partition, transactionId: null, traceId: null, producerSub: null, enc: false, data: { n: i, t: 1234.567, s: 'bench' } })
 
-/** CPU time the backend has run, in ns (/proc/<pid>/schedstat): unlike wall time, it does not grow
- * while the backend waits for a core that another tenant of the machine holds. */
-const cpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0])
+
 
 class Side {
   times = new Map<string, number[]>()
