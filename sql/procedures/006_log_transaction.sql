@@ -1,3 +1,26 @@
+-- _log_transaction_ack_lease: a transaction's ack operation, with the lease it acts for. Queen's JS
+-- client (TransactionBuilder.ack) never puts the lease on the ack; it sends it in requiredLeases,
+-- which log_transaction_v1 has verified before any operation runs. An ack that names no lease
+-- therefore acts for its row's live lease when that lease is one the transaction holds, so its
+-- failed and retry apply instead of answering lease_invalid under D5 (issue #20); an ack of a row
+-- whose lease the transaction does not hold stays leaseless, and D5 still protects that lease.
+-- Returns: p_op, with leaseId added when it applies. Raises: nothing.
+create or replace function queen._log_transaction_ack_lease(p_op jsonb, p_required_leases jsonb, p_now timestamptz)
+returns jsonb
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select case when nullif(p_op->>'leaseId', '') is not null or jsonb_array_length(coalesce(p_required_leases, '[]')) = 0
+              then p_op
+              else p_op || coalesce((
+                select jsonb_build_object('leaseId', c.lease_id::text)
+                  from log_consumers c
+                 where c.partition_id = case when _is_uuid(p_op->>'partitionId') then (p_op->>'partitionId')::uuid end
+                   and c.consumer_group = coalesce(nullif(p_op->>'consumerGroup', ''), '__QUEUE_MODE__')
+                   and c.lease_expires_at > p_now
+                   and p_required_leases ? c.lease_id::text), '{}') end
+$$;
+
 -- log_transaction_v1: POST /api/v1/transaction (API 5.7, ENGINE 6.4). Pushes and acks run in array
 -- order inside one PostgreSQL transaction, all or nothing.
 --
@@ -82,7 +105,8 @@ begin
           v_results := v_results || (v_item || jsonb_build_object('operation', v_opi, 'type', 'push'));
         end loop;
       else
-        v_item := _log_ack(p_tenant, jsonb_build_array(v_op || jsonb_build_object('index', 0)), v_now, true)->0;
+        v_item := _log_ack(p_tenant, jsonb_build_array(_log_transaction_ack_lease(v_op, p_required_leases, v_now)
+                                                       || jsonb_build_object('index', 0)), v_now, true)->0;
         v_results := v_results || (v_item || jsonb_build_object('operation', v_opi, 'type', 'ack'));
         if not (v_item->>'success')::boolean then
           v_error := v_item->>'error';
