@@ -57,7 +57,7 @@ $$;
 --   named group's first contact only); maxBytes (POP_MAX_BYTES).
 -- Returns {claims:[…], leaseId, consumerGroup, partitionsClaimed, minPopWaitMs, queue, partition,
 --   partitionId, windowBufferActive, paused}. Each claim is {queue, partition, partitionId, retryOffset,
---   retryCount, offsets:[…], frames:[…], segments:[[baseOffset, createdAt (µs)], …]}: frames as stored
+--   retryCount, attemptFrom, attempts, offsets:[…], frames:[…], segments:[[baseOffset, createdAt (µs)], …]}: frames as stored
 --   (ENGINE 3.1) with their offsets, each segment's createdAt once. src/db/procedures.ts expands the
 --   claims into ENGINE 5.7's messages {queue, partition, partitionId, offset, id, transactionId,
 --   traceId, producerSub, createdAt, enc, data, leaseId, consumerGroup, retryCount}.
@@ -69,7 +69,8 @@ $$;
 -- partitions idle since before the group's caught-up watermark (5.6); anything that moves a cursor
 -- back (seek, subscription change) must clear consumer_groups.caught_up_at.
 -- An expired lease with unsettled frames is reclaimed here and counts one failed attempt against the
--- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4).
+-- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4), and one
+-- delivery attempt against each unsettled frame of the round (its message's retryCount).
 -- A conflating group (consumer_groups.delivery = 'conflate', ENGINE 5.4/6.3) leases [c, vh − 1] of
 -- each partition but delivers only the frame at vh − 1, so `batch` counts partitions; its expiries
 -- are charged to lease_to, and a newer frame restarts the count (D8).
@@ -270,6 +271,7 @@ begin
       if v_c.committed_offset <= v_c.lease_to and r.conflate then
         -- A conflating lease delivered only lease_to: the expiry is charged to it, and exhaustion
         -- dead-letters it and retires the whole leased range (ENGINE 6.3).
+        v_c := _log_count_attempts(v_c, v_c.lease_to, v_c.lease_to);
         v_c := _log_count_failure_latest(v_c, v_c.lease_to);
         if v_c.retry_count > r.retry_limit then
           if r.dlq_on then
@@ -280,6 +282,9 @@ begin
           v_c.retry_count := 0;
         end if;
       elsif v_c.committed_offset <= v_c.lease_to then
+        -- Every unsettled frame of the round was delivered once more (each message's retryCount);
+        -- the lowest governs the retry limit.
+        v_c := _log_count_attempts(v_c, v_c.committed_offset, v_c.lease_to);
         v_c := _log_count_failure(v_c, v_c.committed_offset);
         if v_c.retry_offset = v_c.committed_offset and v_c.retry_count > r.retry_limit then
           if r.dlq_on then
@@ -368,7 +373,8 @@ begin
                where m.rn = 1 or m.cum <= v_bytes_left) g
         cross join lateral (
           select r.qname as queue, r.pname as partition, r.pid as "partitionId",
-                 v_c.retry_offset as "retryOffset", v_c.retry_count as "retryCount", g.offsets, g.frames,
+                 v_c.retry_offset as "retryOffset", v_c.retry_count as "retryCount",
+                 v_c.attempt_from as "attemptFrom", v_c.attempts, g.offsets, g.frames,
                  (select jsonb_agg(jsonb_build_array(x.base, _iso_us(x.created_at)) order by x.base)
                     from (select distinct m2.base, m2.created_at from measured m2
                            where m2.rn = 1 or m2.cum <= v_bytes_left) x) as segments) c
@@ -398,6 +404,7 @@ begin
       else
         v_secs := case when r.lease_time <= 0 then 60 else r.lease_time end;
         v_c.lease_id := v_lease;
+        v_c.released_lease_id := null;  -- a new round: acks naming the last one are no longer its retries
         v_c.lease_expires_at := v_now + make_interval(secs => v_secs);
         v_c.lease_from := v_from;
         v_c.lease_to := v_to;

@@ -136,6 +136,48 @@ begin
 end
 $$;
 
+-- _log_count_attempts: one more delivery attempt for every unsettled frame of [p_from, p_to] (a lease
+-- that expired over them, or one failed ack), so each message of a redelivered round carries its own
+-- retryCount (issue #20). Counts below the frontier are dropped as the array is rebuilt from it.
+-- Display only: the retry limit is governed by retry_offset and retry_count (ENGINE 6.2).
+create or replace function queen._log_count_attempts(p_c queen.log_consumers, p_from bigint, p_to bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if p_to < greatest(p_from, c.committed_offset) then
+    return c;
+  end if;
+  c.attempts := array(select coalesce(c.attempts[(o - c.attempt_from + 1)::int], 0)
+                             + case when o >= p_from and o <= p_to and not (o = any (c.acked_set)) then 1 else 0 end
+                        from generate_series(c.committed_offset,
+                                             greatest(p_to, coalesce(c.attempt_from + cardinality(c.attempts) - 1, p_to))) o
+                       order by o);
+  c.attempt_from := c.committed_offset;
+  return c;
+end
+$$;
+
+-- _log_release_lease: ends a cursor's live lease by an ack, remembering its id (released_lease_id) so
+-- that the same ack retried after its answer was lost is answered alreadyAcked, not lease_invalid.
+create or replace function queen._log_release_lease(p_c queen.log_consumers)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  c.released_lease_id := c.lease_id;
+  c.lease_id := null;
+  c.lease_expires_at := null;
+  return c;
+end
+$$;
+
 -- _log_consumer_write: writes a cursor value back to its (already locked) row. plpgsql, not SQL:
 -- PostgreSQL 17 plans a non-inlined SQL function's body again on every call from a new statement,
 -- which cost ~0.2 ms per cursor row written; plpgsql keeps the plan for the session.
@@ -151,7 +193,8 @@ begin
          lease_from = p_c.lease_from, lease_to = p_c.lease_to,
          retry_offset = p_c.retry_offset, retry_count = p_c.retry_count,
          total_consumed = p_c.total_consumed, batches_consumed = p_c.batches_consumed,
-         last_consumed_at = p_c.last_consumed_at
+         last_consumed_at = p_c.last_consumed_at, released_lease_id = p_c.released_lease_id,
+         attempt_from = p_c.attempt_from, attempts = p_c.attempts
    where partition_id = p_c.partition_id and consumer_group = p_c.consumer_group;
 end
 $$;
@@ -240,8 +283,9 @@ $$;
 -- lock taken before that is the lock the general path takes next, in the same transaction.
 -- It reads the items p_acks[p_from .. p_to] (0-based, inclusive; the whole array when p_to is null),
 -- so _log_ack_leases can hand it one row's run of a fused call without copying it out.
--- Returns {plain: {queueName, partitionName, releasedIndex, index[], transactionId[], offset[]}}:
--- every item succeeded, arrays in index order, releasedIndex the item that ended the round (or null).
+-- Returns {plain: {queueName, partitionName, releasedIndex, index[], transactionId[], offset[],
+-- alreadyAcked[]}}: every item succeeded, arrays in index order, releasedIndex the item that ended
+-- the round (or null), alreadyAcked the indexes whose verdict already stood (or null).
 -- The signature before the run arguments is dropped, so a database migrated by an older broker is
 -- not left with two overloads.
 drop function if exists queen._log_ack_plain(text, jsonb, timestamptz);
@@ -273,6 +317,7 @@ declare
   v_all bigint[];
   v_run bigint;
   v_released integer;
+  v_already integer[];
 begin
   select min(x->>'partitionId'), min(coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__')),
          min(lower(nullif(x->>'leaseId', ''))),
@@ -345,6 +390,14 @@ begin
   -- distinct offsets, o - position is non-decreasing, and equals committed - 1 exactly on that run.
   v_new := array(select distinct o from unnest(v_offs) o
                   where o >= v_c.committed_offset and not (o = any (v_c.acked_set)) order by o);
+  if cardinality(v_new) < cardinality(v_offs) then
+    -- Items whose verdict already stood (a settled frame, or a frame an earlier item of this batch
+    -- names), answered alreadyAcked as the general path does; computed only when there are some.
+    select array_agg(x.i order by x.i) into v_already
+      from (select u.i, u.o, row_number() over (partition by u.o order by u.i) as k
+              from unnest(v_idx, v_offs) as u(i, o)) x
+     where x.k > 1 or x.o < v_c.committed_offset or x.o = any (v_c.acked_set);
+  end if;
   if cardinality(v_c.acked_set) + cardinality(v_new) >= 10000 then
     return null;  -- the general path knows which completion to forget at the cap
   end if;
@@ -363,8 +416,7 @@ begin
       -- The round is complete (API 5.14 batchesConsumed). The general path applies items by offset,
       -- then index, so the item that completed it is the lowest index naming the highest new
       -- offset: every other offset of the round was settled before it.
-      v_c.lease_id := null;
-      v_c.lease_expires_at := null;
+      v_c := _log_release_lease(v_c);
       v_c.batches_consumed := v_c.batches_consumed + 1;
       v_released := (select min(u.i) from unnest(v_idx, v_offs) as u(i, o) where u.o = v_new[cardinality(v_new)]);
     end if;
@@ -377,7 +429,7 @@ begin
   return jsonb_build_object('plain', jsonb_build_object(
            'queueName', v_qname, 'partitionName', v_pname,
            'releasedIndex', v_released, 'index', to_jsonb(v_idx), 'transactionId', to_jsonb(v_txn),
-           'offset', to_jsonb(v_offs)));
+           'offset', to_jsonb(v_offs), 'alreadyAcked', to_jsonb(v_already)));
 end
 $$;
 
@@ -385,7 +437,8 @@ $$;
 -- is a terminal verdict with no retry round, ENGINE 6.4).
 -- Items: [{index, partitionId, transactionId, offset?, consumerGroup?, leaseId?, status, error?}].
 -- Returns a JSON array, in index order, of {index, transactionId, offset, success, error, code,
---   queueName, partitionName, leaseReleased, dlq, dropped, evicted}.
+--   queueName, partitionName, leaseReleased, dlq, dropped, evicted, alreadyAcked?}: alreadyAcked
+--   (present only when true) marks an item whose verdict already stood, so nothing changed.
 -- Concurrency: missing cursor rows are inserted first in (partition, group) order, then each row is
 -- locked FOR UPDATE in that order (ENGINE 1.4). Leases are checked once per row at lock time (6.1),
 -- so an earlier item releasing the lease cannot invalidate a later one; D5: an item without a
@@ -421,6 +474,7 @@ declare
   v_code text;
   v_success boolean;
   v_evicted boolean;
+  v_already boolean;
   v_reason text;
   v_lo bigint;
   v_hi bigint;
@@ -573,11 +627,19 @@ begin
       v_dlq := false;
       v_dropped := false;
       v_evicted := false;
+      v_already := false;
 
       if v_reason = 'invalid_status' then
         v_success := false; v_err := 'Invalid status: ' || coalesce(e->>'status', ''); v_code := 'invalid_status';
       elsif v_reason = 'not_found' then
         v_success := false; v_err := 'Message not found'; v_code := 'message_not_found';
+      elsif v_given_lease is not null and v_lease_at_lock is null and v_given_lease = v_c.released_lease_id::text
+            and v_off between v_c.lease_from and v_c.lease_to
+            and (v_off < v_c.committed_offset or v_off = any (v_c.acked_set) or v_status in ('failed', 'retry')) then
+        -- The lease this ack names was ended by an ack of its own round, and this item's verdict
+        -- already stands (its frame settled, or a failure or retry already handed it back): a retry
+        -- of an ack whose answer was lost. Success, and nothing changes (issue #20).
+        v_already := true;
       elsif v_given_lease is not null and v_given_lease is distinct from v_lease_at_lock::text then
         v_success := false; v_err := 'Invalid or expired lease'; v_code := 'lease_invalid';
       elsif v_reason = 'evicted' then
@@ -586,7 +648,7 @@ begin
         -- D5: never touch another consumer's live lease.
         v_success := false; v_err := 'Invalid or expired lease'; v_code := 'lease_invalid';
       elsif v_off < v_c.committed_offset or v_off = any (v_c.acked_set) then
-        null;  -- already settled: a no-op
+        v_already := true;  -- already settled: a no-op
       elsif v_status in ('completed', 'success') and g.conflate and v_off <= v_c.lease_to then
         -- Last-value delivery: completing the delivered frame retires the leased range up to it (D8).
         v_c.total_consumed := v_c.total_consumed + (v_off + 1 - v_c.committed_offset)
@@ -599,11 +661,12 @@ begin
         v_c.last_consumed_at := v_now;
       elsif v_status = 'retry' then
         if v_c.lease_id is not null and v_c.lease_expires_at > v_now then
-          v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+          v_c := _log_release_lease(v_c); v_released := true;
         end if;
       else
         if v_status = 'failed' and not p_terminal then
           v_c := case when g.conflate then _log_count_failure_latest(v_c, v_off) else _log_count_failure(v_c, v_off) end;
+          v_c := _log_count_attempts(v_c, v_off, v_off);
         end if;
         if v_status = 'dlq' or p_terminal or (v_c.retry_offset = v_off and v_c.retry_count > g.retry_limit) then
           -- The DLQ switch (dead_letter_queue OR dlq_after_max_retries), evaluated at every exhaustion.
@@ -624,24 +687,25 @@ begin
           v_c := case when g.conflate and v_off <= v_c.lease_to then _log_settle_through(v_c, v_off)
                       else _log_settle(v_c, v_off) end;
           if p_terminal and v_c.lease_id is not null and v_c.lease_expires_at > v_now then
-            v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+            v_c := _log_release_lease(v_c); v_released := true;
           end if;
         elsif v_c.lease_id is not null and v_c.lease_expires_at > v_now then
           -- Within budget: release the lease, leave the cursor; the next pop redelivers from it.
-          v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+          v_c := _log_release_lease(v_c); v_released := true;
         end if;
       end if;
 
       if v_success and v_c.lease_id is not null and v_c.lease_expires_at > v_now and v_c.committed_offset > v_c.lease_to then
         -- The acks settled the round's last frame: the round is complete (API 5.14 batchesConsumed).
-        v_c.lease_id := null; v_c.lease_expires_at := null; v_released := true;
+        v_c := _log_release_lease(v_c); v_released := true;
         v_c.batches_consumed := v_c.batches_consumed + 1;
       end if;
 
-      v_results := v_results || jsonb_build_object(
+      v_results := v_results || (jsonb_build_object(
         'index', (e->>'index')::integer, 'transactionId', e->>'transactionId', 'offset', v_off,
         'success', v_success, 'error', v_err, 'code', v_code, 'queueName', g.qname, 'partitionName', g.pname,
-        'leaseReleased', v_released, 'dlq', v_dlq, 'dropped', v_dropped, 'evicted', v_evicted);
+        'leaseReleased', v_released, 'dlq', v_dlq, 'dropped', v_dropped, 'evicted', v_evicted)
+        || case when v_already then '{"alreadyAcked": true}'::jsonb else '{}'::jsonb end);
     end loop;
     perform _log_consumer_write(v_c);
   end loop;

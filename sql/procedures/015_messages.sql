@@ -19,7 +19,9 @@ as $$
            (p_offset < greatest(c.committed_offset, p_log_start) or p_offset = any (c.acked_set)) as consumed,
            case when c.lease_id is not null and c.lease_expires_at > p_now and p_offset between c.lease_from and c.lease_to
                 then c.lease_expires_at end as lease_expires_at,
-           case when c.retry_offset = p_offset then c.retry_count else 0 end as retries
+           greatest(case when c.retry_offset = p_offset then c.retry_count else 0 end,
+                    case when p_offset >= c.committed_offset and not (p_offset = any (c.acked_set))
+                         then coalesce(c.attempts[(p_offset - c.attempt_from + 1)::int], 0) else 0 end) as retries
       from log_consumers c
      where c.partition_id = p_partition_id
   ), d as (

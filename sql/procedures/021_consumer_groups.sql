@@ -236,7 +236,8 @@ set search_path = queen, pg_catalog
 as $$
   update log_consumers
      set committed_offset = p_offset, acked_set = '{}', lease_id = null, lease_expires_at = null,
-         lease_from = null, lease_to = null, retry_offset = null, retry_count = 0
+         lease_from = null, lease_to = null, retry_offset = null, retry_count = 0,
+         released_lease_id = null, attempt_from = null, attempts = null
    where partition_id = p_pid and consumer_group = p_group
 $$;
 

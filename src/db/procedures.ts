@@ -96,10 +96,19 @@ const popClaim = z.object({
   partitionId: z.string(),
   retryOffset: offset.nullable(),
   retryCount: z.number().int(),
+  // Per-frame delivery attempts from attemptFrom on (issue #20), null until a round expired or failed.
+  attemptFrom: offset.nullish(),
+  attempts: z.array(z.number().int()).nullish(),
   offsets: z.array(offset),
   frames: z.array(storedFrame),
   segments: z.array(z.tuple([offset, z.string()])),
 })
+
+/** A message's own attempt count: its frame's delivery attempts, or the governing retry count. */
+function attemptsOf(claim: z.infer<typeof popClaim>, offset: number): number {
+  const counted = claim.attempts && claim.attemptFrom != null ? (claim.attempts[offset - claim.attemptFrom] ?? 0) : 0
+  return Math.max(counted, offset === claim.retryOffset ? claim.retryCount : 0)
+}
 
 function claimMessages(claim: z.infer<typeof popClaim>, leaseId: string, consumerGroup: string): PoppedFrame[] {
   let segment = 0
@@ -121,7 +130,7 @@ function claimMessages(claim: z.infer<typeof popClaim>, leaseId: string, consume
       data: f.data ?? null,
       leaseId,
       consumerGroup,
-      retryCount: offset === claim.retryOffset ? claim.retryCount : 0,
+      retryCount: attemptsOf(claim, offset),
     }
   })
 }
@@ -157,6 +166,8 @@ const ackItemResult = z.object({
   dlq: z.boolean(),
   dropped: z.boolean(),
   evicted: z.boolean(),
+  /** Present (true) when the item's verdict already stood: a retried ack, answered success, changing nothing. */
+  alreadyAcked: z.literal(true).optional(),
 })
 export type AckItemResult = z.infer<typeof ackItemResult>
 
@@ -170,6 +181,7 @@ const plainAck = z.object({
   index: z.array(z.number().int()),
   transactionId: z.array(z.string()),
   offset: z.array(offset),
+  alreadyAcked: z.array(z.number().int()).nullable(),
 })
 
 const expandPlain = (p: z.infer<typeof plainAck>): AckItemResult[] =>
@@ -186,6 +198,7 @@ const expandPlain = (p: z.infer<typeof plainAck>): AckItemResult[] =>
     dlq: false,
     dropped: false,
     evicted: false,
+    ...(p.alreadyAcked?.includes(index) ? { alreadyAcked: true as const } : {}),
   }))
 
 const plainAckResult = z.object({ plain: plainAck }).transform(({ plain }) => expandPlain(plain))

@@ -72,6 +72,9 @@ export const logConsumers = queen.table('log_consumers', {
   batchesConsumed: int8('batches_consumed').notNull().default(0),
   lastConsumedAt: tstz('last_consumed_at'),
   createdAt: tstz('created_at').notNull().defaultNow(),
+  releasedLeaseId: uuid('released_lease_id'),
+  attemptFrom: int8('attempt_from'),
+  attempts: integer('attempts').array(),
 })
 
 export const consumerGroups = queen.table('consumer_groups', {

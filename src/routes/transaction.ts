@@ -94,7 +94,7 @@ export const transactionRoutes = [
       const results = result.results.map((r, index) =>
         r.type === 'push'
           ? { index, operation: r.operation, type: 'push', success: true, status: r.status, transactionId: r.transactionId, messageId: r.messageId, partitionId: r.partitionId, queueName: r.queue, offset: r.offset }
-          : { index, operation: r.operation, type: 'ack', success: r.success, transactionId: r.transactionId, offset: r.offset, error: r.error, code: r.code, dlq: r.dlq, dropped: r.dropped, leaseReleased: r.leaseReleased },
+          : { index, operation: r.operation, type: 'ack', success: r.success, transactionId: r.transactionId, offset: r.offset, error: r.error, code: r.code, dlq: r.dlq, dropped: r.dropped, leaseReleased: r.leaseReleased, ...(r.alreadyAcked ? { alreadyAcked: true } : {}) },
       )
       const transactionId = uuidv7()
       if (result.success) {

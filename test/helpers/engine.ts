@@ -33,7 +33,7 @@ export async function pop(app: TestApp, queue: string, params: Record<string, st
 export async function ack(app: TestApp, items: Record<string, unknown>[], consumerGroup?: string) {
   const res = await app.json('POST', '/api/v1/ack/batch', { acknowledgments: items, ...(consumerGroup ? { consumerGroup } : {}) })
   if (res.status !== 200) throw new Error(`ack answered ${res.status}: ${JSON.stringify(res.body)}`)
-  return res.body as { index: number; success: boolean; error: string | null; code: string | null; leaseReleased: boolean; dlq: boolean; dropped: boolean; evicted: boolean; offset: number | null }[]
+  return res.body as { index: number; success: boolean; error: string | null; code: string | null; leaseReleased: boolean; dlq: boolean; dropped: boolean; evicted: boolean; offset: number | null; alreadyAcked?: true }[]
 }
 
 /** Acks popped messages with a status (the fields a Queen client echoes back). */

@@ -106,7 +106,7 @@ it('answers and writes exactly what the general path does', { timeout: 120_000 }
           const expanded = p.index.map((index: number, i: number) => ({
             index, transactionId: p.transactionId[i], offset: p.offset[i], success: true, error: null, code: null,
             queueName: p.queueName, partitionName: p.partitionName, leaseReleased: index === p.releasedIndex,
-            dlq: false, dropped: false, evicted: false,
+            dlq: false, dropped: false, evicted: false, ...(p.alreadyAcked?.includes(index) ? { alreadyAcked: true } : {}),
           }))
           expect(expanded).toEqual(expected)
         } else {
@@ -161,7 +161,7 @@ const expand = (r: any): { index: number }[] => {
       p.index.map((index: number, i: number) => ({
         index, transactionId: p.transactionId[i], offset: p.offset[i], success: true, error: null, code: null,
         queueName: p.queueName, partitionName: p.partitionName, leaseReleased: index === p.releasedIndex,
-        dlq: false, dropped: false, evicted: false,
+        dlq: false, dropped: false, evicted: false, ...(p.alreadyAcked?.includes(index) ? { alreadyAcked: true } : {}),
       })),
     ),
     ...(r.rest ?? []),

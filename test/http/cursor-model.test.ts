@@ -3,7 +3,9 @@
 // ENGINE 6.2. After every step: the cursor never regresses (13.7); it never passes a frame the
 // model has not settled (13.3); a pop delivers exactly from the model's cursor; DLQ rows are
 // exactly the frames whose budget ran out or that were acked dlq (13.6); a frame is redelivered
-// only after an expiry or a failed/retry ack (13.5). QUEEN_MODEL_RUNS raises the run count.
+// only after an expiry or a failed/retry ack (13.5); every redelivered message carries its own
+// attempt count, and an ack retried with a lease its own round's acks ended answers success with
+// alreadyAcked where its verdict already stands (issue #20). QUEEN_MODEL_RUNS raises the run count.
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
@@ -52,7 +54,10 @@ it('keeps cursor, retries and the DLQ exactly as the model says', { timeout: 120
 
       // The model (ENGINE 6.2).
       const m = { committed: 0, acked: new Set<number>(), retry: null as null | { o: number; n: number }, dlq: new Set<number>() }
-      let lease: null | { id: string; from: number; to: number; expires: number; live: boolean } = null
+      let lease: null | { id: string; from: number; to: number; expires: number; live: boolean; endedByAck: boolean } = null
+      // Each frame's delivery attempts that ended without settling it (expiries and failed acks).
+      const attempts = new Map<number, number>()
+      const attempt = (o: number) => attempts.set(o, (attempts.get(o) ?? 0) + 1)
       let lastCommitted = 0
       // Why each frame may be delivered again: set when its round ended by failure, retry or expiry.
       const mayRepeat = new Set<number>()
@@ -94,6 +99,7 @@ it('keeps cursor, retries and the DLQ exactly as the model says', { timeout: 120
             // The reclaiming pop charges the expiry to the first unsettled frame (ENGINE 5.4).
             if (m.committed <= lease.to) {
               endRound()
+              for (let o = m.committed; o <= lease.to; o++) if (!settled(o)) attempt(o)
               countFailure(m.committed)
               if (m.retry && m.retry.o === m.committed && m.retry.n > retryLimit) deadLetter(m.committed)
             }
@@ -106,12 +112,12 @@ it('keeps cursor, retries and the DLQ exactly as the model says', { timeout: 120
           const want = Array.from({ length: Math.min(op.batch, FRAMES - m.committed) }, (_, i) => m.committed + i)
           expect(res.messages.map((x) => x.offset)).toEqual(want)
           for (const x of res.messages) {
-            expect(x.retryCount).toBe(m.retry?.o === x.offset ? m.retry.n : 0)
+            expect(x.retryCount).toBe(Math.max(attempts.get(x.offset) ?? 0, m.retry?.o === x.offset ? m.retry.n : 0))
             if (delivered.has(x.offset) && !m.acked.has(x.offset)) expect(mayRepeat.has(x.offset), `redelivery of ${x.offset}`).toBe(true)
             delivered.add(x.offset)
             mayRepeat.delete(x.offset)
           }
-          lease = { id: res.leaseId!, from: want[0]!, to: want[want.length - 1]!, expires: clock + LEASE * 1000, live: true }
+          lease = { id: res.leaseId!, from: want[0]!, to: want[want.length - 1]!, expires: clock + LEASE * 1000, live: true, endedByAck: false }
           continue
         }
         // ack: items for frames of the current (or last) lease, sent in the picked order.
@@ -124,23 +130,31 @@ it('keeps cursor, retries and the DLQ exactly as the model says', { timeout: 120
           acks: items.map((it, index) => ({ index, partitionId: pid, transactionId: `t${it.off}`, offset: it.off, leaseId: lease!.id, consumerGroup: null, status: it.status, error: null })),
         })
         if (!isLive) {
-          for (const r of res) expect(r.code).toBe('lease_invalid')
+          // A lease its own round's acks ended: an item whose verdict already stands (its frame
+          // settled, or a failure or retry) is a retry of an ack whose answer was lost.
+          items.forEach((it, i) => {
+            const already = !lease!.live && lease!.endedByAck && (settled(it.off) || it.status === 'failed' || it.status === 'retry')
+            if (already) expect(res[i]).toMatchObject({ success: true, alreadyAcked: true })
+            else expect(res[i]!.code).toBe('lease_invalid')
+          })
           continue
         }
         const order = items.map((it, i) => ({ ...it, i })).sort((a, b) => a.off - b.off || a.i - b.i)
         for (const it of order) {
           expect(res[it.i]!.success).toBe(true)
+          expect(res[it.i]!.alreadyAcked ?? false).toBe(settled(it.off))
           if (settled(it.off)) continue
           if (it.status === 'completed') settle(it.off)
           else if (it.status === 'dlq') deadLetter(it.off)
           else if (it.status === 'retry') {
-            if (lease.live) { endRound(); lease.live = false }
+            if (lease.live) { endRound(); lease.live = false; lease.endedByAck = true }
           } else {
             countFailure(it.off)
+            attempt(it.off)
             if (m.retry && m.retry.o === it.off && m.retry.n > retryLimit) deadLetter(it.off)
-            else if (lease.live) { endRound(); lease.live = false }
+            else if (lease.live) { endRound(); lease.live = false; lease.endedByAck = true }
           }
-          if (lease.live && m.committed > lease.to) lease.live = false
+          if (lease.live && m.committed > lease.to) { lease.live = false; lease.endedByAck = true }
         }
       }
 

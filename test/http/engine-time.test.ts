@@ -43,13 +43,26 @@ describe('leases over time', () => {
     expect(first.messages.map((m) => m.offset)).toEqual([0, 1])
     expect((await popAt('expiry', 10)).messages).toEqual([])
     const again = await popAt('expiry', 11.5)
-    expect(again.messages.map((m) => [m.offset, m.retryCount])).toEqual([[0, 1], [1, 0]])
+    expect(again.messages.map((m) => [m.offset, m.retryCount])).toEqual([[0, 1], [1, 1]])
     expect(again.leaseId).not.toBe(first.leaseId)
     // The crashed consumer's late acks are refused; the new holder's apply.
     const late = await ackAt(12, first.messages)
     expect(late.map((r) => r.code)).toEqual(['lease_invalid', 'lease_invalid'])
     const done = await ackAt(12, again.messages)
     expect(done.map((r) => r.success)).toEqual([true, true])
+  })
+
+  it('gives every message of a redelivered batch its own attempt count: 3 messages, 2 expiries', async () => {
+    await configureQueue(app, 'attempts', { lease_time: 10, retry_limit: 5 })
+    await pushAt('attempts', 0, ['a', 'b', 'c'])
+    expect((await popAt('attempts', 1)).messages.map((m) => m.retryCount)).toEqual([0, 0, 0])
+    expect((await popAt('attempts', 12)).messages.map((m) => m.retryCount)).toEqual([1, 1, 1])
+    // The third delivery is a smaller batch, then a failed ack of its one message: that message has
+    // been attempted three times, the two it did not take twice.
+    const third = await popAt('attempts', 23, { batch: 1 })
+    expect(third.messages.map((m) => [m.offset, m.retryCount])).toEqual([[0, 2]])
+    await ackAt(24, third.messages, 'failed')
+    expect((await popAt('attempts', 25)).messages.map((m) => [m.offset, m.retryCount])).toEqual([[0, 3], [1, 2], [2, 2]])
   })
 
   it('dead-letters a frame whose consumers keep crashing once expiries exhaust the budget', async () => {
