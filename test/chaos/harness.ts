@@ -217,7 +217,8 @@ export class Load {
     let a = await this.send('POST', '/api/v1/ack/batch', body)
     if (a.status !== 200) {
       round.ackUnknown = true
-      // The SDK's retry: same body, same lease. Settled frames are no-ops; a stale lease is refused.
+      // The SDK's retry: same body, same lease. Frames the first attempt settled answer success
+      // with alreadyAcked; a lease that expired meanwhile is refused.
       await sleep(200)
       this.stats.retriedAcks++
       sentAt = performance.now()
@@ -233,7 +234,8 @@ export class Load {
       else if (r.code === 'lease_invalid' || r.code === 'lease_expired' || r.code === 'lease_not_found') round.leaseLost = true
       else this.stats.unexpected.push(`ack item ${messages[i]!.offset} → ${r.code}`)
     })
-    if (round.ackUnknown) round.completed.length = 0 // the first attempt may have applied: no confirmation either way
+    // A per-item success confirms the frame settled, whichever attempt applied it: a retry of an
+    // ack that had applied answers success with alreadyAcked (issue #20). A failure confirms nothing.
   }
 
   private async producersSettled(): Promise<boolean> {
