@@ -708,13 +708,13 @@ export const procedures = {
     jsonObject,
   ),
   /** Re-delivers a dead-lettered message to its group (A3); refusals are {refused: code}. */
-  message_retry_v1: procedure<{ tenant: string; partitionId?: string; transactionId: string; group?: string; now?: Date }, Record<string, unknown>>(
+  message_retry_v1: procedure<{ tenant: string; partitionId: string | null; transactionId: string; group?: string; now?: Date }, Record<string, unknown>>(
     'message_retry_v1',
     { tenant: 'text', partitionId: 'uuid', transactionId: 'text', group: 'text', now: 'timestamptz' },
     jsonObject,
   ),
   /** Dead-letters a message for one group and settles it for that group (A3); refusals are {refused: code}. */
-  message_dlq_v1: procedure<{ tenant: string; partitionId?: string; transactionId: string; group?: string; error?: string; now?: Date }, Record<string, unknown>>(
+  message_dlq_v1: procedure<{ tenant: string; partitionId: string | null; transactionId: string; group?: string; error?: string; now?: Date }, Record<string, unknown>>(
     'message_dlq_v1',
     { tenant: 'text', partitionId: 'uuid', transactionId: 'text', group: 'text', error: 'text', now: 'timestamptz' },
     jsonObject,

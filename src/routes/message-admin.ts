@@ -36,10 +36,10 @@ const dlqBody = z.object({ consumerGroup: groupName.optional(), error: z.string(
 const messageNotFound = () => new HttpError(404, 'message_not_found', 'Message not found')
 const action = { roles: ROLE_SETS.RW_A, tenant: 'required', body: 'optional' } as const
 
-/** The partition id of the two-parameter form: one that is not a UUID names nothing (API 2.2 rule 1). */
-function partitionOf(params: Record<string, string>): string | undefined {
+/** The partition id of the two-parameter form (null: look it up); one that is not a UUID names nothing (API 2.2 rule 1). */
+function partitionOf(params: Record<string, string>): string | null {
   const partitionId = params.partitionId
-  if (partitionId === undefined) return undefined
+  if (partitionId === undefined) return null
   if (!isUuid(partitionId)) throw messageNotFound()
   return partitionId
 }
