@@ -3,21 +3,21 @@
 // string; "invalid" is added only by the sink-hold refusals of configure.
 import { DbError } from './db/errors.js'
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 413 | 500 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503
 
 export class HttpError extends Error {
   constructor(
     readonly status: ErrorStatus,
     readonly code: string,
     message: string,
-    readonly extra: Record<string, string> = {},
+    readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
     super(message)
     this.name = 'HttpError'
   }
 
-  body(): Record<string, string> {
+  body(): Record<string, unknown> {
     return { error: this.message, code: this.code, ...this.extra }
   }
 }

@@ -146,16 +146,4 @@ describe('the requests the Queen JS client builds, against this broker', () => {
     const group = await send('DELETE', '/api/v1/consumer-groups/mailer?deleteMetadata=true')
     expect(group.body).toMatchObject({ success: true, consumerGroup: 'mailer' })
   })
-
-  it('the Admin calls Queen never served answer 404', async () => {
-    for (const [method, path] of [
-      ['DELETE', '/api/v1/queues/billing.invoices/clear'],
-      ['GET', '/api/v1/resources/partitions'],
-      ['POST', '/api/v1/messages/00000000-0000-0000-0000-000000000000/x/retry'],
-      ['POST', '/api/v1/messages/00000000-0000-0000-0000-000000000000/x/dlq'],
-    ] as const) {
-      const res = await send(method, path, method === 'POST' ? {} : undefined)
-      expect(res.status, `${method} ${path}`).toBe(404)
-    }
-  })
 })

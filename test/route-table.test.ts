@@ -74,6 +74,12 @@ PUT /api/v1/kv/:key | RW A | required
 GET /api/v1/kv/:key | R RW A | none
 DELETE /api/v1/kv/:key | A | none
 POST /api/v1/consumer-groups/:group/queues/:queue/delivery | RW A | required
+DELETE /api/v1/queues/:queue/clear | A | none
+GET /api/v1/resources/partitions | R RW A | none
+POST /api/v1/messages/:partitionId/:transactionId/retry | RW A | optional
+POST /api/v1/messages/:partitionId/:transactionId/dlq | RW A | optional
+POST /api/v1/messages/:transactionId/retry | RW A | optional
+POST /api/v1/messages/:transactionId/dlq | RW A | optional
 `
   .trim()
   .split('\n')

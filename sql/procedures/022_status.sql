@@ -146,8 +146,13 @@ $$;
 -- the latest push (head_at) or settlement (last_consumed_at of any group).
 -- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
 -- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}, or null for an
--- unknown queue. Raises: nothing. VOLATILE. Clock: p_now decides which leases are live.
-create or replace function queen.status_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
+-- unknown queue. p_include_partitions false leaves the partitions key out (A2: queenctl and the
+-- clients ask for totals only); the totals are the same sums either way.
+-- Raises: nothing. VOLATILE. Clock: p_now decides which leases are live.
+-- The signature without p_include_partitions is dropped so no stray overload remains.
+drop function if exists queen.status_queue_detail_v1(text, text, timestamptz);
+create or replace function queen.status_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null,
+                                                        p_include_partitions boolean default true)
 returns jsonb
 language sql volatile
 set search_path = queen, pg_catalog
@@ -171,6 +176,10 @@ as $$
       'createdAt', _iso_ms(q.created_at),
       'config', jsonb_build_object('leaseTime', q.lease_time, 'retryLimit', q.retry_limit, 'retryDelay', q.retry_delay,
                                    'ttl', q.ttl, 'maxQueueSize', q.max_size, 'deadLetterQueue', q.dead_letter_queue)),
+    'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
+                                         'processing', coalesce(sum(processing), 0), 'completed', coalesce(sum(completed), 0),
+                                         'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d))
+  || case when not p_include_partitions then '{}'::jsonb else jsonb_build_object(
     'partitions', coalesce((select jsonb_agg(jsonb_build_object(
         'id', d.partition_id, 'name', d.name, 'createdAt', _iso_ms(d.created_at),
         'messages', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing),
@@ -180,10 +189,7 @@ as $$
                                      'committedOffset', d.committed_offset),
         'lastActivity', _iso_ms(nullif(greatest(coalesce(d.head_at, '-infinity'), coalesce(d.settled_at, '-infinity')), '-infinity')),
         'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,
-        'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]'),
-    'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
-                                         'processing', coalesce(sum(processing), 0), 'completed', coalesce(sum(completed), 0),
-                                         'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d))
+        'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]')) end
   from q
 $$;
 

@@ -1,6 +1,7 @@
 // The console's static files, bundled as strings so tsx on Node and wrangler's Worker bundle serve
 // the same bytes with no file system and no network. ASSET_HASH names their directory: it changes
 // whenever any byte changes, which is what lets the assets be cached as immutable.
+import { ACTIONS_JS } from './client/actions.js'
 import { API_JS } from './client/api.js'
 import { CHART_JS } from './client/chart.js'
 import { DLQ_JS } from './client/dlq.js'
@@ -30,6 +31,7 @@ export const ASSETS: Readonly<Record<string, Asset>> = {
   'edit.js': { body: EDIT_JS, contentType: JS },
   'dlq.js': { body: DLQ_JS, contentType: JS },
   'groups.js': { body: GROUPS_JS, contentType: JS },
+  'actions.js': { body: ACTIONS_JS, contentType: JS },
 }
 
 /** FNV-1a over every asset: synchronous and dependency-free; a cache key, not a security hash. */

@@ -47,6 +47,7 @@ tr:last-child td { border-bottom: 0; }
 .field.check { flex-direction: row; align-items: center; gap: 8px; }
 input[type=text], input[type=number], input[type=password] { font: inherit; padding: 5px 8px; border: 1px solid #cfd4dc; border-radius: 6px; }
 .buttons { grid-column: 1 / -1; display: flex; gap: 14px; align-items: center; }
+button.danger { background: #fff; color: #b42318; border-color: #b42318; padding: 2px 10px; }
 button { font: inherit; padding: 5px 12px; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 #refresh { background: #fff; color: var(--accent); }
 #connection summary { cursor: pointer; color: var(--muted); }

@@ -672,10 +672,10 @@ export const procedures = {
     { tenant: 'text', filter: 'jsonb' },
     jsonObject,
   ),
-  /** GET /api/v1/status/queues/:queue; null for an unknown queue. */
-  status_queue_detail_v1: procedure<{ tenant: string; queue: string; now?: Date }, Record<string, unknown> | null>(
+  /** GET /api/v1/status/queues/:queue; null for an unknown queue; includePartitions false leaves partitions out. */
+  status_queue_detail_v1: procedure<{ tenant: string; queue: string; includePartitions?: boolean; now?: Date }, Record<string, unknown> | null>(
     'status_queue_detail_v1',
-    { tenant: 'text', queue: 'text', now: 'timestamptz' },
+    { tenant: 'text', queue: 'text', includePartitions: 'boolean', now: 'timestamptz' },
     jsonObject.nullable(),
   ),
   /** GET /api/v1/status/queues/:queue/messages: one page newest first; null for an unknown queue. */
@@ -706,6 +706,30 @@ export const procedures = {
   analytics_retention_v1: procedure<{ tenant: string; queue?: string }, Record<string, unknown>>(
     'analytics_retention_v1',
     { tenant: 'text', queue: 'text' },
+    jsonObject,
+  ),
+  /** DELETE /api/v1/queues/:queue/clear: advances the log start of every partition in scope (A1). */
+  queue_clear_v1: procedure<{ tenant: string; queue: string; partition?: string }, Record<string, unknown>>(
+    'queue_clear_v1',
+    { tenant: 'text', queue: 'text', partition: 'text' },
+    jsonObject,
+  ),
+  /** GET /api/v1/resources/partitions: one page of partitions with depth (A2). */
+  partition_list_v1: procedure<{ tenant: string; filter: { queue?: string; minDepth: number; limit: number; offset: number }; now?: Date }, Record<string, unknown>>(
+    'partition_list_v1',
+    { tenant: 'text', filter: 'jsonb', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** Re-delivers a dead-lettered message to its group (A3); refusals are {refused: code}. */
+  message_retry_v1: procedure<{ tenant: string; partitionId: string | null; transactionId: string; group?: string; now?: Date }, Record<string, unknown>>(
+    'message_retry_v1',
+    { tenant: 'text', partitionId: 'uuid', transactionId: 'text', group: 'text', now: 'timestamptz' },
+    jsonObject,
+  ),
+  /** Dead-letters a message for one group and settles it for that group (A3); refusals are {refused: code}. */
+  message_dlq_v1: procedure<{ tenant: string; partitionId: string | null; transactionId: string; group?: string; error?: string; now?: Date }, Record<string, unknown>>(
+    'message_dlq_v1',
+    { tenant: 'text', partitionId: 'uuid', transactionId: 'text', group: 'text', error: 'text', now: 'timestamptz' },
     jsonObject,
   ),
 } as const

@@ -10,11 +10,13 @@ import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
 import { kvRoutes } from './kv.js'
 import { leaseRoutes } from './lease.js'
+import { messageAdminRoutes } from './message-admin.js'
 import { messageRoutes } from './messages.js'
 import { metricsRoutes } from './metrics.js'
 import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
+import { queueClearRoutes } from './queue-clear.js'
 import { resourceRoutes } from './resources.js'
 import { statsRoutes } from './stats.js'
 import { statusRoutes } from './status.js'
@@ -35,8 +37,10 @@ export function allRoutes(version: string): RouteDef[] {
     ...partitionsRoutes,
     ...fetchRoutes,
     ...messageRoutes,
+    ...messageAdminRoutes,
     ...dlqRoutes,
     ...resourceRoutes,
+    ...queueClearRoutes,
     ...statsRoutes,
     ...statusRoutes,
     ...analyticsRoutes,

@@ -1,9 +1,9 @@
-// The resource routes (q&r): queue list, detail, depth and delete, and the three aggregate
-// listings. Each is one procedure call whose JSON is passed through; reads are read-only, delete
-// is admin. Literal paths first (API 3.6).
+// The resource routes (q&r): queue list, detail, depth and delete, the three aggregate listings,
+// and the partition listing (SDK-SURFACE A2). Each is one procedure call whose JSON is passed
+// through; reads are read-only, delete is admin. Literal paths first (API 3.6).
 import { z } from 'zod'
 import { HttpError } from '../errors.js'
-import { qOneOf, qString } from '../http/query-schema.js'
+import { INT_MAX, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 
 const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
@@ -11,6 +11,8 @@ const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as co
 // ?stats=cached: serve queen.stats as it stands, nothing computed per call (metering pollers).
 const queuesQuery = z.object({ stats: qOneOf(['live', 'cached']).default('live') })
 const depthQuery = z.object({ group: qString() })
+// A2: the older Node server's filters, paged like the other listings.
+const partitionsQuery = z.object({ queue: qString(), minDepth: qInt(0, 0, Number.MAX_SAFE_INTEGER), limit: qInt(100, 1, 1000), offset: qInt(0, 0, INT_MAX) })
 
 export const resourceRoutes = [
   route({ method: 'GET', path: '/api/v1/resources/overview', summary: 'Totals over every queue of the tenant', ...read }, async (c) =>
@@ -21,6 +23,9 @@ export const resourceRoutes = [
   ),
   route({ method: 'GET', path: '/api/v1/resources/tasks', summary: 'Queues grouped by task', ...read }, async (c) =>
     c.json(await c.get('db').call('log_resources_grouped_v1', { tenant: c.get('tenant'), by: 'task' })),
+  ),
+  route({ method: 'GET', path: '/api/v1/resources/partitions', summary: 'Partitions with depth, by queue, paged', ...read, request: { query: partitionsQuery } }, async (c, { query }) =>
+    c.json(await c.get('db').call('partition_list_v1', { tenant: c.get('tenant'), filter: query })),
   ),
   route({ method: 'GET', path: '/api/v1/resources/queues', summary: 'Every queue with its stats', ...read, request: { query: queuesQuery } }, async (c, { query }) =>
     c.json(await c.get('db').call('log_queue_stats_all_v1', { tenant: c.get('tenant'), cached: query.stats === 'cached' })),

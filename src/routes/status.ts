@@ -5,7 +5,7 @@
 import { z } from 'zod'
 import type { StatusFilter } from '../db/procedures.js'
 import { HttpError, badRequest } from '../errors.js'
-import { instant, qInt, qOneOf, qString } from '../http/query-schema.js'
+import { instant, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 
 const HOUR_MS = 3_600_000
@@ -37,8 +37,8 @@ export function statusFilter(q: z.output<typeof statusQuery>): StatusFilter {
 const queuesQuery = z.object({ namespace: qString(), task: qString(), limit: qInt(100, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
 const analyticsQuery = z.object({ interval: qOneOf(INTERVALS).default('hour'), ...statusFilterShape })
 const pageQuery = z.object({ limit: qInt(50, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
-// includePartitions (queenctl `partition list`) is accepted and ignored: partitions are always included.
-const detailQuery = z.object({ includePartitions: qString() })
+// includePartitions=false (the clients' totals-only read, A2) leaves the partitions key out.
+const detailQuery = z.object({ includePartitions: qBool(true) })
 
 export const statusRoutes = [
   route({ method: 'GET', path: '/api/v1/status', summary: 'Dashboard overview: counts, throughput and lag', ...read, request: { query: statusQuery } }, async (c, { query }) =>
@@ -59,8 +59,8 @@ export const statusRoutes = [
     }
     return c.json({ pending: 0, failed: 0, dbHealthy, worker: c.get('metrics').instance, note: 'no local push buffer' })
   }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params }) => {
-    const detail = await c.get('db').call('status_queue_detail_v1', { tenant: c.get('tenant'), queue: params.queue! })
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params, query }) => {
+    const detail = await c.get('db').call('status_queue_detail_v1', { tenant: c.get('tenant'), queue: params.queue!, includePartitions: query.includePartitions })
     if (!detail) throw queueNotFound()
     return c.json(detail)
   }),

@@ -1,6 +1,8 @@
 // The console in a real browser (Debian's Chromium driven by playwright-core) against a broker with
 // data: the list shows the queues, a queue opens, editing one option in the form changes that
-// option and no other of the 21, and a token entered in the connection form stays out of every URL.
+// option and no other of the 21, a token entered in the connection form stays out of every URL,
+// and the admin actions (retry, clear) change the API's state only after a confirmation and are
+// not drawn for a token that is not admin.
 // Without /usr/bin/chromium the suite is skipped with a printed notice (.ci/run installs it).
 import { existsSync, mkdirSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -186,6 +188,55 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
       expect(urls.length).toBeGreaterThan(3)
       for (const url of [...urls, page.url()]) expect(url).not.toContain(jwt.slice(-20))
       expect(await page.evaluate(() => [location.href, document.referrer, history.length].join(' '))).not.toContain(jwt.slice(-20))
+      await close(page)
+    } finally {
+      await secured.close()
+    }
+  })
+
+  it('as admin, retries a dead letter and clears a partition, each after a confirmation naming what changes', async () => {
+    const dlqBefore = (await ok(broker.json('GET', '/api/v1/dlq?queue=events'))).messages
+    expect(dlqBefore.map((m: { consumerGroup: string }) => m.consumerGroup)).toEqual(['audit'])
+    const page = await open('/console/dlq?queue=events')
+    const questions: string[] = []
+    page.on('dialog', (dialog) => {
+      questions.push(dialog.message())
+      void dialog.accept()
+    })
+    await page.getByTestId(`retry-${dlqBefore[0].transactionId}`).click()
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toBe(`Retried ${dlqBefore[0].transactionId} for consumer group "audit".`)
+    expect(questions[0]).toContain(`Retry message ${dlqBefore[0].transactionId} of events / Default for consumer group "audit"?`)
+    expect((await ok(broker.json('GET', '/api/v1/dlq?queue=events'))).messages).toEqual([])
+    const redelivered = await ok(broker.json('GET', '/api/v1/pop/queue/events?consumerGroup=audit&batch=1&wait=false'))
+    expect(redelivered.messages.map((m: { transactionId: string }) => m.transactionId)).toEqual([dlqBefore[0].transactionId])
+
+    const depth = async () => (await ok(broker.json('GET', '/api/v1/resources/partitions?queue=orders'))).partitions.map((p: { name: string; total: number }) => [p.name, p.total])
+    expect(await depth()).toEqual([['eu', 4], ['us', 3]])
+    await page.goto(broker.base + '/console/queues/orders')
+    await page.getByTestId('clear-partition-us').click()
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toBe('Cleared 3 messages from orders / us.')
+    expect(questions[1]).toBe('Clear partition "us" of queue "orders"? This removes its 3 retained messages; other partitions are untouched.')
+    expect(await depth()).toEqual([['eu', 4], ['us', 0]])
+    await page.screenshot({ path: new URL('console-cleared.png', ARTIFACTS).pathname, fullPage: true })
+    await close(page)
+  })
+
+  it('hides the admin buttons from a token that is not admin', async () => {
+    const secured = await servedApp(database, { JWT_ENABLED: 'true', JWT_SECRET: SECRET })
+    try {
+      // A dead letter to show, so the DLQ page has rows that would carry a Retry button.
+      const [m] = await ok(broker.json('GET', '/api/v1/status/queues/orders/messages?limit=1'))
+      await ok(broker.json('POST', `/api/v1/messages/${m.partitionId}/${m.transactionId}/dlq`, {}))
+      const jwt = await token({ sub: 'reader', role: 'read-write' })
+      const page = await open('/console/queues/events', secured.base)
+      await page.getByTestId('token').fill(jwt)
+      await page.getByRole('button', { name: 'Use' }).click()
+      await expect.poll(() => page.getByTestId('queue-name').count(), POLL).toBe(1)
+      expect(await page.getByTestId('messages').locator('tbody tr').count()).toBeGreaterThan(0)
+      expect(await page.locator('button.danger').count()).toBe(0)
+      await page.goto(secured.base + '/console/dlq')
+      await expect.poll(() => page.getByTestId('dlq').locator('summary', { hasText: 'view' }).count(), POLL).toBe(1)
+      expect(await page.locator('button.danger').count()).toBe(0)
       await close(page)
     } finally {
       await secured.close()

@@ -1,15 +1,17 @@
 // Browser module dlq.js: dead-lettered messages, GET /api/v1/dlq, newest failure first, with each
-// payload shown on demand (the route has already decrypted encrypted ones).
+// payload shown on demand (the route has already decrypted encrypted ones), and for an admin a
+// Retry button per row (actions.js).
 export const DLQ_JS = String.raw`
+import { retryButton, isAdmin } from './actions.js'
 import { api, seg } from './api.js'
 import { h, link, num, table, time } from './dom.js'
 
 const PAGE = 50
 
-export async function dlqView(params) {
+export async function dlqView(params, navigate) {
   const queue = params.get('queue')
   const query = '/api/v1/dlq?limit=' + PAGE + (queue !== null ? '&queue=' + seg(queue) : '')
-  const { messages, total } = await api(query)
+  const [{ messages, total }, admin] = await Promise.all([api(query), isAdmin()])
   const list = table([
     { label: 'Failed', cell: (m) => time(m.failedAt) },
     { label: 'Queue', cell: (m) => link('/console/queues/' + seg(m.queue), m.queue) },
@@ -20,6 +22,7 @@ export async function dlqView(params) {
     { label: 'Payload', cell: (m) => h('details', {}, h('summary', {}, 'view'),
         h('pre', { class: 'payload' }, JSON.stringify(m.data, null, 2)),
         h('p', { class: 'muted' }, 'id ' + m.id + ', offset ' + m.offset + ', transaction ' + m.transactionId)) },
+    ...(admin ? [{ label: 'Action', cell: (m) => retryButton(m, navigate) }] : []),
   ], messages, 'The dead-letter queue is empty.')
   list.setAttribute('data-testid', 'dlq')
   return [

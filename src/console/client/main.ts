@@ -23,9 +23,9 @@ function route(url) {
   if (parts.length === 0 || (parts[0] === 'console' && (parts.length === 1 || (parts[1] === 'queues' && parts.length === 2)))) return () => queuesView()
   if (parts[0] !== 'console') return null
   const [, section, name, action] = parts
-  if (section === 'queues' && parts.length === 3) return () => queueView(name)
+  if (section === 'queues' && parts.length === 3) return () => queueView(name, navigate)
   if (section === 'queues' && parts.length === 4 && action === 'edit') return () => editView(name, navigate)
-  if (section === 'dlq' && parts.length === 2) return () => dlqView(url.searchParams)
+  if (section === 'dlq' && parts.length === 2) return () => dlqView(url.searchParams, navigate)
   if (section === 'groups' && parts.length === 2) return () => groupsView()
   if (section === 'groups' && parts.length === 3) return () => groupView(name)
   return null

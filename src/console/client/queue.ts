@@ -1,7 +1,9 @@
 // Browser module queue.js: one queue. Options and partitions from GET /api/v1/resources/queues/:q
 // (live), depth per consumer group from .../depth?group= (live), groups from
-// GET /api/v1/consumer-groups, and the hour chart.
+// GET /api/v1/consumer-groups, the newest messages from GET /api/v1/status/queues/:q/messages, and
+// the hour chart. An admin also gets the clear and move-to-DLQ buttons (actions.js).
 export const QUEUE_JS = String.raw`
+import { clearPartitionButton, clearQueueButton, isAdmin, moveToDlqButton } from './actions.js'
 import { api, seg } from './api.js'
 import { hourCharts } from './chart.js'
 import { bytes, h, link, num, orderedOptions, table, time } from './dom.js'
@@ -21,9 +23,12 @@ function optionValue(v) {
   return String(v)
 }
 
-export async function queueView(name) {
+const RECENT = 20
+
+export async function queueView(name, navigate) {
   const path = '/api/v1/resources/queues/' + seg(name)
-  const [q, depths] = await Promise.all([api(path), groupDepths(name)])
+  const [q, depths, recent, admin] = await Promise.all([api(path), groupDepths(name),
+    api('/api/v1/status/queues/' + seg(name) + '/messages?limit=' + RECENT), isAdmin()])
   const options = table([
     { label: 'Option', cell: ([k]) => h('code', {}, k) },
     { label: 'Value', cell: ([k, v]) => h('span', { 'data-option': k }, optionValue(v)) },
@@ -39,7 +44,18 @@ export async function queueView(name) {
     { label: 'Dead-lettered', num: true, cell: (p) => num(p.stats.deadLetter) },
     { label: 'Oldest', cell: (p) => time(p.oldestMessage) },
     { label: 'Newest', cell: (p) => time(p.newestMessage) },
+    ...(admin ? [{ label: 'Action', cell: (p) => clearPartitionButton(name, p.name, p.stats.total, navigate) }] : []),
   ], q.partitions, 'No partitions yet: the first push creates one.')
+  partitions.setAttribute('data-testid', 'partitions')
+  const messages = table([
+    { label: 'Created', cell: (m) => time(m.createdAt) },
+    { label: 'Partition', cell: (m) => m.partition },
+    { label: 'Offset', num: true, cell: (m) => num(m.offset) },
+    { label: 'Transaction', cell: (m) => h('code', {}, m.transactionId) },
+    { label: 'Status', cell: (m) => m.status },
+    ...(admin ? [{ label: 'Action', cell: (m) => (m.status === 'dead_letter' ? '–' : moveToDlqButton(m, navigate)) }] : []),
+  ], recent, 'No retained messages.')
+  messages.setAttribute('data-testid', 'messages')
   // For a conflating group pending is log depth and effectivePending the handler calls left (work
   // depth); both are shown so a huge pending over a small work depth reads as healthy.
   const depth = table([
@@ -58,7 +74,8 @@ export async function queueView(name) {
       h('h1', {}, 'Queue ', h('span', { 'data-testid': 'queue-name' }, q.name)),
       h('span', { class: 'actions' },
         link('/console/queues/' + seg(name) + '/edit', 'Edit options'),
-        link('/console/dlq?queue=' + seg(name), 'Dead letters'))),
+        link('/console/dlq?queue=' + seg(name), 'Dead letters'),
+        admin ? clearQueueButton(name, q.totals.total, navigate) : null)),
     h('dl', { class: 'facts' },
       h('dt', {}, 'Namespace / task'), h('dd', {}, [q.namespace, q.task].filter(Boolean).join(' / ') || '–'),
       h('dt', {}, 'Created'), h('dd', {}, time(q.createdAt)),
@@ -67,6 +84,7 @@ export async function queueView(name) {
       h('dt', {}, 'Dead-lettered'), h('dd', {}, num(t.deadLetter))),
     h('h2', {}, 'Depth per consumer group'), depth,
     h('h2', {}, 'Partitions'), partitions,
+    h('h2', {}, 'Newest messages'), messages,
     await hourCharts(name),
     h('h2', {}, 'Options (all 21)'), options,
   ]
