@@ -49,7 +49,8 @@ const CHECK_SQL = `
     from f
     cross join lateral plpgsql_check_function_tb(f.oid, coalesce(f.relid, 0),
                                                  fatal_errors => false, other_warnings => true,
-                                                 extra_warnings => true, performance_warnings => true) c
+                                                 extra_warnings => true, performance_warnings => true,
+                                                 security_warnings => true) c
    where not f.is_trigger or f.relid is not null
   union all
   select f.proname, f.prosrc, null, 'error', null, 'trigger function used by no trigger cannot be checked', null, null
