@@ -41,9 +41,11 @@ export async function startDebianServer(binDir = process.env.QUEEN_PG15_BIN ?? D
   const reason = unavailableReason(binDir)
   if (reason) throw new ServerUnavailable(reason)
   const asRoot = process.getuid?.() === 0
+  const argv = (tool: string, args: string[]) =>
+    asRoot ? ['runuser', '-u', SERVER_USER, '--', join(binDir, tool), ...args] : [join(binDir, tool), ...args]
   const run = (tool: string, args: string[]) => {
-    const argv = asRoot ? ['runuser', '-u', SERVER_USER, '--', join(binDir, tool), ...args] : [join(binDir, tool), ...args]
-    const result = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' })
+    const [command, ...rest] = argv(tool, args)
+    const result = spawnSync(command!, rest, { encoding: 'utf8' })
     if (result.status !== 0) throw new ServerUnavailable(`${tool} failed: ${(result.stderr || result.stdout || String(result.error)).trim()}`)
   }
 
@@ -58,7 +60,10 @@ export async function startDebianServer(binDir = process.env.QUEEN_PG15_BIN ?? D
   const port = await freePort()
   let started = false
   const stop = () => {
-    if (started) spawnSync(asRoot ? 'runuser' : join(binDir, 'pg_ctl'), [...(asRoot ? ['-u', SERVER_USER, '--', join(binDir, 'pg_ctl')] : []), '-D', dataDir, '-m', 'immediate', 'stop'], { stdio: 'ignore' })
+    if (started) {
+      const [command, ...rest] = argv('pg_ctl', ['-D', dataDir, '-m', 'immediate', 'stop'])
+      spawnSync(command!, rest, { stdio: 'ignore' })
+    }
     started = false
     rmSync(dir, { recursive: true, force: true })
   }
