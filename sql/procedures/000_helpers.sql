@@ -1,3 +1,9 @@
+-- Every function in sql/procedures has one header shape: contract comment, `create or replace
+-- function queen.<name>(`, `returns`, `language <lang> <volatility>`, `set search_path = queen,
+-- pg_catalog` (inlined SQL helpers excepted), reasoned extra SETs, `as $$`, and the clock read once
+-- as `v_now timestamptz := coalesce(p_now, clock_timestamp())`. docs/procedures.md has the rules;
+-- test/procedures-static.test.ts enforces them.
+--
 -- Internal helpers shared by every procedure file. IMMUTABLE/VOLATILE as their nature says; none
 -- reads a table. Names start with `_` (STYLE 13).
 

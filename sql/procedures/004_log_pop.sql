@@ -368,7 +368,7 @@ begin
       select case when v_whole then to_jsonb(w) else to_jsonb(array[c]) end, g.lo, g.hi, g.n, g.bytes
         into v_part, v_from, v_to, v_n, v_bytes
         from (select array_agg(m.off order by m.off) as offsets, array_agg(m.frame order by m.off) as frames,
-                     min(m.off) as lo, max(m.off) as hi, count(*) as n, coalesce(sum(m.len), 0) as bytes
+                     min(m.off) as lo, max(m.off) as hi, count(*)::integer as n, coalesce(sum(m.len), 0)::bigint as bytes
                 from measured m
                where m.rn = 1 or m.cum <= v_bytes_left) g
         cross join lateral (

@@ -453,9 +453,8 @@ set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_results jsonb[] := '{}';
+  v_results jsonb[] := '{}'::jsonb[];
   g record;
-  it record;
   e jsonb;
   v_c log_consumers;
   v_live boolean;
@@ -779,17 +778,16 @@ declare
   v_rows integer;
   v_runs boolean;
   v_distinct integer;
-  k integer;
   v_part jsonb;
-  v_leases jsonb[] := '{}';
+  v_leases jsonb[] := '{}'::jsonb[];
   v_done integer := 0;
-  v_rest jsonb := '[]';
+  v_rest jsonb := '[]'::jsonb;
 begin
   -- The rows, in lock order, each with its run [from, to] of the array: grouped by the partition
   -- id as sent, so only a row's id is parsed, not every item's.
   select array_agg(r.pid::uuid order by r.pid::uuid, r.grp), array_agg(r.grp order by r.pid::uuid, r.grp),
          array_agg(r.lo order by r.pid::uuid, r.grp), array_agg(r.hi order by r.pid::uuid, r.grp),
-         count(*), bool_and(r.hi - r.lo + 1 = r.items), count(distinct (r.pid::uuid, r.grp))
+         count(*)::integer, bool_and(r.hi - r.lo + 1 = r.items), count(distinct (r.pid::uuid, r.grp))::integer
     into v_pids, v_grps, v_from, v_to, v_rows, v_runs, v_distinct
     from (select x->>'partitionId' as pid, coalesce(nullif(x->>'consumerGroup', ''), '__QUEUE_MODE__') as grp,
                  min(ord - 1)::integer as lo, max(ord - 1)::integer as hi, count(*) as items

@@ -48,7 +48,7 @@ declare
   v_pushes jsonb;
   v_acks jsonb;
   v_lease text;
-  v_results jsonb[] := '{}';
+  v_results jsonb[] := '{}'::jsonb[];
   v_op jsonb;
   v_opi integer;
   v_out jsonb;

@@ -14,7 +14,7 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_results jsonb[] := '{}';
+  v_results jsonb[] := '{}'::jsonb[];
   it jsonb;
   v_lease uuid;
   v_secs integer;
@@ -44,7 +44,7 @@ begin
          where c.lease_id = v_lease and c.partition_id = p.id and c.lease_expires_at > v_now
         returning c.lease_expires_at
       )
-      select min(lease_expires_at), count(*) into v_min, v_n from upd;
+      select min(lease_expires_at), count(*)::integer into v_min, v_n from upd;
     end if;
     if v_n = 0 then
       if v_lease is not null and exists (

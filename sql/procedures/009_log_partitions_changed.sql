@@ -59,7 +59,7 @@ as $$
 declare
   v_safe jsonb;
   v_entry jsonb;
-  v_out jsonb := '[]';
+  v_out jsonb := '[]'::jsonb;
   v_queue_id uuid;
   v_queue text;
   v_limit int;
@@ -69,7 +69,6 @@ declare
   v_cursor_name text;
   v_rows jsonb;
   v_count int;
-  v_last record;
 begin
   if current_setting('transaction_isolation') <> 'read committed' then
     raise exception using errcode = 'QMISO', message = 'partitions/changed must run at READ COMMITTED';
@@ -114,7 +113,7 @@ begin
     if v_since is null then
       select coalesce(jsonb_agg(jsonb_build_object('name', p.name, 'lastOffset', p.last_offset, 'logStart', p.log_start,
                                                    'lastWriteAt', _iso_us(p.last_write_at)) order by p.name), '[]'),
-             count(*)
+             count(*)::integer
         into v_rows, v_count
         from (select name, last_offset, log_start, last_write_at from log_partitions
                where queue_id = v_queue_id and (v_cursor_name is null or name > v_cursor_name)
@@ -122,7 +121,7 @@ begin
     else
       select coalesce(jsonb_agg(jsonb_build_object('name', p.name, 'lastOffset', p.last_offset, 'logStart', p.log_start,
                                                    'lastWriteAt', _iso_us(p.last_write_at)) order by p.last_write_at, p.name), '[]'),
-             count(*)
+             count(*)::integer
         into v_rows, v_count
         from (select name, last_offset, log_start, last_write_at from log_partitions
                where queue_id = v_queue_id and last_write_at >= v_since

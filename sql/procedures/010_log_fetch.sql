@@ -18,10 +18,10 @@ language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  c_request_budget constant bigint := 8388608;
-  v_spent bigint := 0;
+  c_request_budget constant bigint := 8388608::bigint;
+  v_spent bigint := 0::bigint;
   v_entry jsonb;
-  v_out jsonb := '[]';
+  v_out jsonb := '[]'::jsonb;
   v_queue text;
   v_partition text;
   v_queue_id uuid;

@@ -17,7 +17,7 @@
 -- value is tenant-writable, and a bad one must only degrade its own queue to the cap-only floor).
 create or replace function queen._kv_committed_end(p_tenant text, p_key text, p_now timestamptz)
 returns timestamptz
-language plpgsql volatile
+language plpgsql stable
 set search_path = queen, pg_catalog
 as $$
 declare
@@ -52,7 +52,7 @@ $$;
 create or replace function queen._log_hold_floor(p_tenant text, p_queue text, p_hold text, p_max_seconds integer,
                                                  p_now timestamptz)
 returns timestamptz
-language plpgsql volatile
+language plpgsql stable
 set search_path = queen, pg_catalog
 as $$
 begin

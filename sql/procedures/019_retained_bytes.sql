@@ -23,7 +23,7 @@ as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_after uuid := case when _is_uuid(p_next) then p_next::uuid end;
-  v_left bigint := greatest(coalesce(p_limit, 1), 1);
+  v_left bigint := greatest(coalesce(p_limit, 1), 1)::bigint;
   v_processed integer := 0;
   v_last uuid;
   v_segments bigint;

@@ -11,6 +11,7 @@ import { sentence, worded } from '../http/validate.js'
 const QUEUE_MODE = '__QUEUE_MODE__'
 const NAME_MAX = 255
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
+const write = { roles: ROLE_SETS.RW_A, tenant: 'required' } as const
 
 /** Path names of at most 255 characters ("group must be at most 255 characters"). */
 const name = () => z.string().max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
@@ -60,6 +61,15 @@ function notFound(result: Record<string, unknown>): Record<string, unknown> {
   return result
 }
 
+// Both deletes are the same call: without :queue in the path the procedure acts on every queue.
+function deleteGroupRoute(path: string, summary: string, params: typeof groupParams | typeof groupQueueParams) {
+  return route(
+    { method: 'DELETE', path, summary, roles: ROLE_SETS.A, tenant: 'required', body: 'none', request: { params, query: deleteQuery } },
+    async (c, input) =>
+      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), ...input.params, deleteMetadata: input.query.deleteMetadata })),
+  )
+}
+
 export const consumerGroupRoutes = [
   route({ method: 'GET', path: '/api/v1/consumer-groups', summary: 'Consumer groups with their queues and lag', ...read }, async (c) =>
     c.json(await c.get('db').call('consumer_group_list_v1', { tenant: c.get('tenant') })),
@@ -78,39 +88,14 @@ export const consumerGroupRoutes = [
   route({ method: 'GET', path: '/api/v1/consumer-groups/:group', summary: "One consumer group's cursors per queue", ...read, request: { params: groupParams } }, async (c, { params }) =>
     c.json(await c.get('db').call('consumer_group_detail_v1', { tenant: c.get('tenant'), group: params.group })),
   ),
-  route(
-    {
-      method: 'DELETE',
-      path: '/api/v1/consumer-groups/:group',
-      summary: 'Delete a consumer group on every queue',
-      roles: ROLE_SETS.A,
-      tenant: 'required',
-      body: 'none',
-      request: { params: groupParams, query: deleteQuery },
-    },
-    async (c, { params, query }) =>
-      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), group: params.group, deleteMetadata: query.deleteMetadata })),
-  ),
-  route(
-    {
-      method: 'DELETE',
-      path: '/api/v1/consumer-groups/:group/queues/:queue',
-      summary: 'Delete a consumer group on one queue',
-      roles: ROLE_SETS.A,
-      tenant: 'required',
-      body: 'none',
-      request: { params: groupQueueParams, query: deleteQuery },
-    },
-    async (c, { params, query }) =>
-      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), ...params, deleteMetadata: query.deleteMetadata })),
-  ),
+  deleteGroupRoute('/api/v1/consumer-groups/:group', 'Delete a consumer group on every queue', groupParams),
+  deleteGroupRoute('/api/v1/consumer-groups/:group/queues/:queue', 'Delete a consumer group on one queue', groupQueueParams),
   route(
     {
       method: 'POST',
       path: '/api/v1/consumer-groups/:group/subscription',
       summary: "Move a group's subscription start to a timestamp",
-      roles: ROLE_SETS.RW_A,
-      tenant: 'required',
+      ...write,
       body: 'required',
       request: { params: groupParams, body: subscriptionBody },
     },
@@ -122,8 +107,7 @@ export const consumerGroupRoutes = [
       method: 'POST',
       path: '/api/v1/consumer-groups/:group/queues/:queue/seek',
       summary: "Move a group's cursors on a queue to the end or to a timestamp",
-      roles: ROLE_SETS.RW_A,
-      tenant: 'required',
+      ...write,
       body: 'required',
       request: { params: groupQueueParams, body: seekBody },
     },
@@ -134,8 +118,7 @@ export const consumerGroupRoutes = [
       method: 'POST',
       path: '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
       summary: "Move a group's cursor on one partition to its end",
-      roles: ROLE_SETS.RW_A,
-      tenant: 'required',
+      ...write,
       body: 'optional',
       request: { params: partitionParams },
     },
@@ -146,8 +129,7 @@ export const consumerGroupRoutes = [
       method: 'POST',
       path: '/api/v1/consumer-groups/:group/queues/:queue/delivery',
       summary: "Set a named group's delivery policy (conflation) on a queue",
-      roles: ROLE_SETS.RW_A,
-      tenant: 'required',
+      ...write,
       body: 'required',
       request: { params: groupQueueParams, body: deliveryBody },
     },

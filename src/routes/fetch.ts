@@ -4,7 +4,7 @@
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
 import { reveal } from '../reveal.js'
-import { MAX_ENTRIES } from './partitions.js'
+import { entriesBody } from './partitions.js'
 
 const positive = z.number().int('must be an integer').positive('must be positive')
 
@@ -17,9 +17,7 @@ const fetchEntry = z.object({
   maxBytes: positive.optional(),
 })
 
-export const fetchBody = z.object({
-  entries: z.array(fetchEntry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`),
-})
+export const fetchBody = entriesBody(fetchEntry)
 
 export const fetchRoutes = [
   route(

@@ -9,6 +9,10 @@ import { ROLE_SETS, route } from '../http/route.js'
 /** At most 100 entries per call (D18). */
 export const MAX_ENTRIES = 100
 
+/** `{entries: [...]}` of at most MAX_ENTRIES: this route's body, and fetch's (its read half). */
+export const entriesBody = <E extends z.ZodType>(entry: E) =>
+  z.object({ entries: z.array(entry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`) })
+
 const changedEntry = z.object({
   queue: z.string({ error: 'must be a string' }),
   // The same instants every other route accepts (API 1.5), normalised before SQL sees them.
@@ -18,9 +22,7 @@ const changedEntry = z.object({
   limit: z.number().int('must be an integer').optional(),
 })
 
-export const changedBody = z.object({
-  entries: z.array(changedEntry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`),
-})
+export const changedBody = entriesBody(changedEntry)
 
 export const partitionsRoutes = [
   route(

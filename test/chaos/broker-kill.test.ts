@@ -3,27 +3,18 @@
 // whose answer was lost are retried with the same transactionIds (dedup answers `duplicate`),
 // leases held by the dead process expire and redeliver. The ledger must show nothing lost,
 // nothing out of order, no second copy of a message, and only explained redeliveries.
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
+import { expect, it } from 'vitest'
+import { chaosFixture } from './fixture.js'
+import { FULL, Load, sleep, summarise } from './harness.js'
 
 const KILLS = FULL ? 10 : 2
 const UP_MS = FULL ? 3000 : 1000
 const RETRY_LIMIT = 20
 
-let database: TestDatabase
-let broker: Broker
-beforeAll(async () => {
-  database = await freshDatabase()
-  await database.sql(`insert into queen.queues (tenant_id, name, lease_time, retry_limit) values ('', 'chaos-kill', 3, $1)`, [RETRY_LIMIT])
-  broker = await startBroker(database.url)
-})
-afterAll(async () => {
-  await broker?.stop()
-  await database?.drop()
-})
+const fixture = chaosFixture('chaos-kill', RETRY_LIMIT)
 
 it(`loses and reorders nothing across ${KILLS} SIGKILLs of the broker`, { timeout: FULL ? 600_000 : 120_000 }, async () => {
+  const { database, broker } = fixture
   const started = performance.now()
   const load = new Load({ base: () => broker.base, databaseUrl: database.url, queue: 'chaos-kill', seed: 11 })
   load.start()

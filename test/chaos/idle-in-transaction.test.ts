@@ -3,27 +3,18 @@
 // `npm test`, while the load continues. Nothing the broker does may wait on that session: no
 // call blocks, the ledger is clean, and throughput before, during and after is reported.
 import pg from 'pg'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
+import { expect, it } from 'vitest'
+import { chaosFixture } from './fixture.js'
+import { FULL, Load, sleep, summarise } from './harness.js'
 
 const PIN_MS = FULL ? 60_000 : 3000
 const AROUND_MS = FULL ? 5000 : 1000
 const RETRY_LIMIT = 20
 
-let database: TestDatabase
-let broker: Broker
-beforeAll(async () => {
-  database = await freshDatabase()
-  await database.sql(`insert into queen.queues (tenant_id, name, lease_time, retry_limit) values ('', 'chaos-idle', 3, $1)`, [RETRY_LIMIT])
-  broker = await startBroker(database.url)
-})
-afterAll(async () => {
-  await broker?.stop()
-  await database?.drop()
-})
+const fixture = chaosFixture('chaos-idle', RETRY_LIMIT)
 
 it(`keeps serving while a session pins the xmin horizon for ${PIN_MS / 1000} s`, { timeout: FULL ? 600_000 : 120_000 }, async () => {
+  const { database, broker } = fixture
   const started = performance.now()
   const load = new Load({ base: () => broker.base, databaseUrl: database.url, queue: 'chaos-idle', seed: 61 })
   load.start()

@@ -4,27 +4,18 @@
 // answer was lost and the retry deduplicates); the pool reconnects by itself. The ledger must
 // show nothing lost, no second copy, nothing out of order.
 import pg from 'pg'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
+import { expect, it } from 'vitest'
+import { chaosFixture } from './fixture.js'
+import { FULL, Load, sleep, summarise } from './harness.js'
 
 const STORM_MS = FULL ? 30_000 : 3000
 const EVERY_MS = 200
 const RETRY_LIMIT = 20
 
-let database: TestDatabase
-let broker: Broker
-beforeAll(async () => {
-  database = await freshDatabase()
-  await database.sql(`insert into queen.queues (tenant_id, name, lease_time, retry_limit) values ('', 'chaos-term', 3, $1)`, [RETRY_LIMIT])
-  broker = await startBroker(database.url)
-})
-afterAll(async () => {
-  await broker?.stop()
-  await database?.drop()
-})
+const fixture = chaosFixture('chaos-term', RETRY_LIMIT)
 
 it(`survives terminating every broker connection every ${EVERY_MS} ms for ${STORM_MS / 1000} s`, { timeout: FULL ? 600_000 : 120_000 }, async () => {
+  const { database, broker } = fixture
   const started = performance.now()
   const load = new Load({ base: () => broker.base, databaseUrl: database.url, queue: 'chaos-term', seed: 31 })
   load.start()
