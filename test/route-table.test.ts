@@ -74,6 +74,11 @@ PUT /api/v1/kv/:key | RW A | required
 GET /api/v1/kv/:key | R RW A | none
 DELETE /api/v1/kv/:key | A | none
 POST /api/v1/consumer-groups/:group/queues/:queue/delivery | RW A | required
+POST /streams/v1/queries | RW A | required
+GET /streams/v1/queries | R RW A | none
+DELETE /streams/v1/queries/:name | A | none
+POST /streams/v1/state/get | R RW A | required
+POST /streams/v1/cycle | RW A | required
 `
   .trim()
   .split('\n')

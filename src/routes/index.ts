@@ -18,6 +18,7 @@ import { pushRoutes } from './push.js'
 import { resourceRoutes } from './resources.js'
 import { statsRoutes } from './stats.js'
 import { statusRoutes } from './status.js'
+import { streamsRoutes } from './streams.js'
 import { systemRoutes } from './system.js'
 import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
@@ -44,5 +45,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...traceRoutes,
     ...kvRoutes,
     ...consumerGroupRoutes,
+    ...streamsRoutes,
   ]
 }
