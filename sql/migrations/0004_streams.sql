@@ -8,7 +8,8 @@
 -- stream_shards: one row per (query, source partition) that has run a cycle. Its row lock serialises
 --   cycles of one shard (S1: a row lock, not a session advisory lock, so it works through a
 --   transaction pooler); `epoch` and `version` derive the deterministic transaction ids of sink
---   items (S2); last_hash/last_answer recognise a replay of the shard's last applied cycle.
+--   items (S2); recent (the digests of the last 32 applied cycles, newest last) recognises a replayed
+--   cycle, and last_answer is the newest one's answer, given again to its replay.
 
 create table queen.stream_queries (
   id uuid primary key default gen_random_uuid(),
@@ -46,7 +47,7 @@ create table queen.stream_shards (
   partition_id uuid not null,
   epoch uuid not null default gen_random_uuid(),
   version bigint not null default 0,
-  last_hash text,
+  recent text[] not null default '{}',
   last_answer jsonb,
   updated_at timestamptz not null default now(),
   primary key (query_id, partition_id)

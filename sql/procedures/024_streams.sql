@@ -89,12 +89,12 @@ $$;
 -- and planned for the filters at hand, so each filter is an index range: keys and the prefix on the
 -- primary key, ripe_at_or_before on stream_state_window_end_idx (whose expression and predicate the
 -- fragment repeats), and a 100 000-key partition is never read whole for a few rows.
--- Raises nothing of its own. STABLE: reads only.
+-- Raises nothing of its own. VOLATILE like every API function (a caching pooler never answers it).
 create or replace function queen.streams_state_get_v1(p_tenant text, p_query_id uuid, p_partition_id uuid,
                                                      p_keys jsonb default '[]', p_key_prefix text default null,
                                                      p_ripe_at_or_before numeric default null)
 returns jsonb
-language plpgsql stable
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
@@ -125,10 +125,14 @@ $$;
 
 -- _streams_cycle_ack: a cycle's ack of its source batch through the engine's own ack (S1):
 -- contiguous commit of every unsettled frame of the (partition, group) cursor from the committed
--- frontier through the acked frame, as the original moves its cursor to the acked message. The
+-- frontier through the acked frame, as the original moves its cursor to the acked message, and
+-- through `count` frames when the lease is live (a batch is the leased range from the frontier):
+-- the SDK names the last message of its (createdAt, id) sort, and frames of one millisecond tie on
+-- createdAt while their UUIDv7 ids are not monotonic within it, so the named one need not be the
+-- batch's highest offset; count still covers the batch, and never reaches past the lease. The
 -- frames are found by one slice read and handed to _log_ack_plain (the set-based common path) when
 -- they are the shape it settles exactly (live lease starting at the frontier, distinct ids), else to
--- _log_ack with their offsets (verified, D6). failed/dlq: the frames before the acked one complete,
+-- _log_ack with their offsets (verified, D6). failed/dlq: the other frames of the batch complete,
 -- the acked one is a terminal verdict (dead-lettered by the queue's DLQ switch, lease released).
 -- release_lease:true also releases a lease the commit did not end, but only the lease the ack names
 -- (D5); false leaves it for the gate's redelivery at expiry. An id found nowhere unsettled is
@@ -153,6 +157,7 @@ declare
   v_lo bigint;
   v_hi bigint;
   v_off bigint;
+  v_end bigint;
   v_frames jsonb;
   v_distinct boolean;
   v_n integer;
@@ -181,7 +186,9 @@ begin
                               'dlq', coalesce((v_res->>'dlq')::boolean, false));
   end if;
 
-  -- The frames [v_lo, v_off] with their transaction ids, by one seek-then-slice read.
+  v_end := case when v_live then greatest(v_off, least(v_lo + greatest(coalesce((p_ack->>'count')::bigint, 1), 1) - 1, v_hi))
+                else v_off end;
+  -- The frames [v_lo, v_end] with their transaction ids, by one seek-then-slice read.
   select jsonb_agg(jsonb_build_object('index', sl.off - v_lo, 'partitionId', p_pid, 'transactionId', sl.txn,
                                       'offset', sl.off, 'consumerGroup', p_group, 'leaseId', v_lease, 'status', 'completed')
                    order by sl.off),
@@ -189,12 +196,12 @@ begin
     into v_frames, v_distinct, v_n
     from (select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, o.frame->>'txn' as txn
             from log_segments s
-            cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_off - s.base_offset + 1)])
+            cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_end - s.base_offset + 1)])
                                with ordinality as o(frame, i)
            where s.partition_id = p_pid
              and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
                                              where s2.partition_id = p_pid and s2.base_offset <= v_lo), -1)
-             and s.base_offset <= v_off) sl;
+             and s.base_offset <= v_end) sl;
 
   if v_status in ('completed', 'success') then
     if v_live and v_distinct and v_c.lease_from = v_lo then
@@ -209,10 +216,10 @@ begin
       v_res := _log_ack(p_tenant, v_frames, p_now, true);
     end if;
   else
-    v_items := jsonb_set(v_frames, array[(v_n - 1)::text],
-                         (v_frames->(v_n - 1)) || jsonb_build_object('status', v_status, 'error', p_ack->>'error'));
+    v_items := jsonb_set(v_frames, array[(v_off - v_lo)::text],
+                         (v_frames->(v_off - v_lo)::integer) || jsonb_build_object('status', v_status, 'error', p_ack->>'error'));
     v_res := _log_ack(p_tenant, v_items, p_now, true);
-    v_dlq := coalesce((v_res->(v_n - 1)->>'dlq')::boolean, false);
+    v_dlq := coalesce((v_res->(v_off - v_lo)::integer->>'dlq')::boolean, false);
     v_n := v_n - 1;
   end if;
 
@@ -243,8 +250,9 @@ $$;
 -- p_cycle_hash: the route's digest of the request as the client sent it (before encryption).
 -- Exactly once on replay (S2): sink items without a transactionId get one derived from the shard's
 -- epoch, the acked transaction id (or, for an ack-less flush, the shard's version) and the item's
--- index, so a replayed push answers `duplicate`; a replay of the shard's last applied cycle (same
--- digest) is answered from the shard row, its state ops not applied again.
+-- index, so a replayed push answers `duplicate`; a replay of one of the shard's last 32 applied
+-- cycles (same digest) applies nothing: the newest one's replay gets its stored answer, an older
+-- one's (an idle flush retried after the main loop's next cycle) a success with nothing counted.
 -- Returns {success, query_id, partition_id, queueName, state_ops_applied, push_results:[_log_push's
 --   items], ack_result|null, queues (encryption flags), error?, replayed?}.
 -- Raises QMMNT (push maintenance with sink items), QMENC (the route re-encodes) and any
@@ -295,8 +303,12 @@ begin
 
   insert into stream_shards (query_id, partition_id) values (v_qid, v_pid) on conflict do nothing;
   select * into v_shard from stream_shards where query_id = v_qid and partition_id = v_pid for update;
-  if v_shard.last_hash = p_cycle_hash then
+  if v_shard.recent[cardinality(v_shard.recent)] = p_cycle_hash then
     return v_shard.last_answer || jsonb_build_object('replayed', true);
+  elsif p_cycle_hash = any (v_shard.recent) then
+    return jsonb_build_object('success', true, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
+                              'state_ops_applied', 0, 'push_results', '[]'::jsonb, 'ack_result', null, 'queues', '[]'::jsonb,
+                              'replayed', true);
   end if;
 
   v_basis := case when v_ack is not null then 'a:' || (v_ack->>'transactionId') else 'v:' || v_shard.version end;
@@ -361,7 +373,8 @@ begin
   v_answer := jsonb_build_object('success', true, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
                                  'state_ops_applied', v_applied, 'push_results', v_push_results, 'ack_result', v_ack_result,
                                  'queues', v_flags);
-  update stream_shards set version = version + 1, last_hash = p_cycle_hash, last_answer = v_answer, updated_at = v_now
+  update stream_shards set version = version + 1, recent = (recent || p_cycle_hash)[greatest(cardinality(recent) - 30, 1):],
+                           last_answer = v_answer, updated_at = v_now
    where query_id = v_qid and partition_id = v_pid;
   return v_answer;
 end
@@ -373,10 +386,10 @@ $$;
 -- partition, last offset + 1 minus the group's frontier (the log start where the group has no
 -- cursor yet). Cost: one pass over each query's state rows; meant for the console and operators.
 -- Returns [{query_id, name, source_queue, sink_queue, config_hash, created_at, updated_at,
---   state_rows, state_bytes, partitions, source_group, lag}]. STABLE: reads only. Raises nothing.
+--   state_rows, state_bytes, partitions, source_group, lag}]. Reads only. Raises nothing.
 create or replace function queen.streams_queries_v1(p_tenant text)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select coalesce(jsonb_agg(jsonb_build_object(

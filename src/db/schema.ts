@@ -208,7 +208,7 @@ export const streamShards = queen.table('stream_shards', {
   partitionId: uuid('partition_id').notNull(),
   epoch: uuid('epoch').notNull().defaultRandom(),
   version: int8('version').notNull().default(0),
-  lastHash: text('last_hash'),
+  recent: text('recent').array().notNull().default([]),
   lastAnswer: jsonb('last_answer'),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 })
