@@ -32,6 +32,11 @@ export interface RunnerOptions {
   sink: string
   windowMs: number
   replays?: number
+  /**
+   * Set: a failed cycle is reported here and the loop goes on (the SDK's Runner logs it and pops
+   * again; the rolled-back batch comes back at lease expiry). Unset: it throws.
+   */
+  onCycleError?: (error: Error) => void
 }
 
 export class TumblingCounter {
@@ -63,7 +68,12 @@ export class TumblingCounter {
     for (const [partitionId, messages] of groups) {
       messages.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || String(a.id).localeCompare(String(b.id)))
       this.partitions.set(partitionId, messages[0].partition)
-      await this.cycleFor(partitionId, messages)
+      try {
+        await this.cycleFor(partitionId, messages)
+      } catch (error) {
+        if (!this.o.onCycleError) throw error
+        this.o.onCycleError(error as Error)
+      }
     }
     return true
   }
