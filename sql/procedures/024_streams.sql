@@ -130,7 +130,7 @@ $$;
 -- the SDK names the last message of its (createdAt, id) sort, and frames of one millisecond tie on
 -- createdAt while their UUIDv7 ids are not monotonic within it, so the named one need not be the
 -- batch's highest offset; count still covers the batch, and never reaches past the lease. The
--- frames are found by one slice read and handed to _log_ack_plain (the set-based common path) when
+-- frames are found by one slice read of the leased range and handed to _log_ack_plain (the set-based common path) when
 -- they are the shape it settles exactly (live lease starting at the frontier, distinct ids), else to
 -- _log_ack with their offsets (verified, D6). failed/dlq: the other frames of the batch complete,
 -- the acked one is a terminal verdict (dead-lettered by the queue's DLQ switch, lease released).
@@ -158,7 +158,8 @@ declare
   v_hi bigint;
   v_off bigint;
   v_end bigint;
-  v_frames jsonb;
+  v_offs bigint[];
+  v_txns text[];
   v_distinct boolean;
   v_n integer;
   v_items jsonb;
@@ -174,7 +175,20 @@ begin
     v_live := v_c.lease_id is not null and v_c.lease_expires_at > p_now;
     v_lo := greatest(v_c.committed_offset, v_log_start);
     v_hi := case when v_live then least(v_c.lease_to, v_last) else least(v_last, v_lo + 9999) end;
-    v_off := _log_find_txn(p_pid, v_lo, v_hi, v_txn);
+    -- Every frame of [v_lo, v_hi] with its transaction id, by one seek-then-slice read: it finds
+    -- the acked frame (the lowest offset carrying the id) and names the frames to commit.
+    select array_agg(sl.off order by sl.off), array_agg(sl.txn order by sl.off)
+      into v_offs, v_txns
+      from (select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, o.frame->>'txn' as txn
+              from log_segments s
+              cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_hi - s.base_offset + 1)])
+                                 with ordinality as o(frame, i)
+             where v_lo <= v_hi
+               and s.partition_id = p_pid
+               and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
+                                               where s2.partition_id = p_pid and s2.base_offset <= v_lo), -1)
+               and s.base_offset <= v_hi) sl;
+    v_off := v_offs[array_position(v_txns, v_txn)];
   end if;
 
   if v_off is null then
@@ -188,39 +202,35 @@ begin
 
   v_end := case when v_live then greatest(v_off, least(v_lo + greatest(coalesce((p_ack->>'count')::bigint, 1), 1) - 1, v_hi))
                 else v_off end;
-  -- The frames [v_lo, v_end] with their transaction ids, by one seek-then-slice read.
-  select jsonb_agg(jsonb_build_object('index', sl.off - v_lo, 'partitionId', p_pid, 'transactionId', sl.txn,
-                                      'offset', sl.off, 'consumerGroup', p_group, 'leaseId', v_lease, 'status', 'completed')
-                   order by sl.off),
-         count(distinct sl.txn) = count(*), count(*)
-    into v_frames, v_distinct, v_n
-    from (select s.base_offset + greatest(v_lo - s.base_offset, 0) + o.i - 1 as off, o.frame->>'txn' as txn
-            from log_segments s
-            cross join lateral unnest(s.frames[greatest(v_lo - s.base_offset + 1, 1) : (v_end - s.base_offset + 1)])
-                               with ordinality as o(frame, i)
-           where s.partition_id = p_pid
-             and s.base_offset >= coalesce((select max(s2.base_offset) from log_segments s2
-                                             where s2.partition_id = p_pid and s2.base_offset <= v_lo), -1)
-             and s.base_offset <= v_end) sl;
+  v_n := (select count(*) from unnest(v_offs) o where o <= v_end);
+  v_distinct := (select count(distinct t) = count(*) from unnest(v_offs, v_txns) as u(o, t) where u.o <= v_end);
 
-  if v_status in ('completed', 'success') then
-    if v_live and v_distinct and v_c.lease_from = v_lo then
-      -- Without offsets: _log_ack_plain maps each id to its lowest offset in the leased range, which
-      -- is its own offset exactly when the range starts at the frontier and the ids are distinct.
-      select jsonb_agg(x - 'offset' order by (x->>'index')::integer) into v_items from jsonb_array_elements(v_frames) x;
-      v_plain := _log_ack_plain(p_tenant, v_items, p_now);
-    end if;
-    if v_plain is not null then
-      v_released := v_plain->'plain'->>'releasedIndex' is not null;
-    else
-      v_res := _log_ack(p_tenant, v_frames, p_now, true);
-    end if;
+  if v_status in ('completed', 'success') and v_live and v_distinct and v_c.lease_from = v_lo then
+    -- Without offsets: _log_ack_plain maps each id to its lowest offset in the leased range, which
+    -- is its own offset exactly when the range starts at the frontier and the ids are distinct.
+    select jsonb_agg(jsonb_build_object('index', u.i - 1, 'partitionId', p_pid, 'transactionId', u.t,
+                                        'consumerGroup', p_group, 'leaseId', v_lease) order by u.i)
+      into v_items
+      from unnest(v_offs, v_txns) with ordinality as u(o, t, i)
+     where u.o <= v_end;
+    v_plain := _log_ack_plain(p_tenant, v_items, p_now);
+  end if;
+  if v_plain is not null then
+    v_released := v_plain->'plain'->>'releasedIndex' is not null;
   else
-    v_items := jsonb_set(v_frames, array[(v_off - v_lo)::text],
-                         (v_frames->(v_off - v_lo)::integer) || jsonb_build_object('status', v_status, 'error', p_ack->>'error'));
+    -- The general path, by offset (verified, D6); the acked frame carries a failed/dlq verdict.
+    select jsonb_agg(jsonb_build_object('index', u.i - 1, 'partitionId', p_pid, 'transactionId', u.t, 'offset', u.o,
+                                        'consumerGroup', p_group, 'leaseId', v_lease,
+                                        'status', case when u.o = v_off then v_status else 'completed' end,
+                                        'error', case when u.o = v_off then p_ack->>'error' end) order by u.i)
+      into v_items
+      from unnest(v_offs, v_txns) with ordinality as u(o, t, i)
+     where u.o <= v_end;
     v_res := _log_ack(p_tenant, v_items, p_now, true);
-    v_dlq := coalesce((v_res->(v_off - v_lo)::integer->>'dlq')::boolean, false);
-    v_n := v_n - 1;
+    if v_status in ('failed', 'dlq') then
+      v_dlq := coalesce((select bool_or((x->>'dlq')::boolean) from jsonb_array_elements(v_res) x), false);
+      v_n := v_n - 1;
+    end if;
   end if;
 
   if v_res is not null then

@@ -87,6 +87,17 @@ describe('a committed cycle', () => {
     const second = await cycle(app, { query_id: q, partition_id: pid, push_items: [item], state_ops: [upsert('x', 1)] })
     expect(second.body.push_results[0]).toMatchObject({ transaction_id: 'mine', status: 'duplicate' })
   })
+
+  it('commits a batch whose frames share one transaction id (dedup off) by offset, every frame once', async () => {
+    await app.json('POST', '/api/v1/configure', { queue: 'dup.src', options: { dedupWindowSeconds: 0 } })
+    await push(app, [1, 2, 3].map((n) => ({ queue: 'dup.src', payload: n, transactionId: 'same' })))
+    const q = await queryId(app, 'dup', 'dup.src')
+    const g = await batchOf('dup.src', 'dup')
+    expect(g.messages).toHaveLength(3)
+    const res = await cycle(app, { query_id: q, partition_id: g.partitionId, consumer_group: 'streams.dup', ack: batchAck(g.messages) })
+    expect(res.body).toMatchObject({ success: true, ack_result: { success: true, count: 3, lease_released: true } })
+    expect(await cursor(g.partitionId, 'streams.dup')).toMatchObject({ committed_offset: 3, lease_id: null, total_consumed: 3 })
+  })
 })
 
 describe('atomicity', () => {
