@@ -80,6 +80,11 @@ POST /api/v1/messages/:partitionId/:transactionId/retry | RW A | optional
 POST /api/v1/messages/:partitionId/:transactionId/dlq | RW A | optional
 POST /api/v1/messages/:transactionId/retry | RW A | optional
 POST /api/v1/messages/:transactionId/dlq | RW A | optional
+POST /streams/v1/queries | RW A | required
+GET /streams/v1/queries | R RW A | none
+DELETE /streams/v1/queries/:name | A | none
+POST /streams/v1/state/get | R RW A | required
+POST /streams/v1/cycle | RW A | required
 `
   .trim()
   .split('\n')

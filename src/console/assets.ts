@@ -11,6 +11,7 @@ import { GROUPS_JS } from './client/groups.js'
 import { MAIN_JS } from './client/main.js'
 import { QUEUE_JS } from './client/queue.js'
 import { QUEUES_JS } from './client/queues.js'
+import { STREAMS_JS } from './client/streams.js'
 import { CONSOLE_CSS } from './style.js'
 
 export interface Asset {
@@ -32,6 +33,7 @@ export const ASSETS: Readonly<Record<string, Asset>> = {
   'dlq.js': { body: DLQ_JS, contentType: JS },
   'groups.js': { body: GROUPS_JS, contentType: JS },
   'actions.js': { body: ACTIONS_JS, contentType: JS },
+  'streams.js': { body: STREAMS_JS, contentType: JS },
 }
 
 /** FNV-1a over every asset: synchronous and dependency-free; a cache key, not a security hash. */

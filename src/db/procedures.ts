@@ -362,6 +362,66 @@ type StepResult = z.output<typeof stepResult>
 
 const kvEntry = z.object({ key: z.string(), value: z.unknown(), updatedAt: z.string() })
 type KvEntry = z.output<typeof kvEntry>
+// Streams (026_streams.sql). Answers keep the original's snake_case keys: the SDKs read them.
+const streamRegistered = z.object({
+  success: z.boolean(),
+  query_id: z.string(),
+  name: z.string(),
+  config_hash: z.string().optional(),
+  fresh: z.boolean().optional(),
+  reset: z.boolean().optional(),
+  error: z.string().optional(),
+})
+const streamStateRow = z.object({ key: z.string(), value: z.unknown(), updated_at: z.string() })
+const streamPushResult = z.object({
+  index: z.number().int(),
+  status: z.enum(['queued', 'duplicate']),
+  queue: z.string(),
+  partitionId: z.string(),
+  offset,
+  messageId: z.string(),
+  transactionId: z.string(),
+  traceId: z.string().nullable(),
+})
+const streamCycle = z.object({
+  success: z.boolean(),
+  query_id: z.string(),
+  partition_id: z.string(),
+  queueName: z.string().nullable(),
+  state_ops_applied: z.number().int(),
+  push_results: z.array(streamPushResult),
+  ack_result: z.object({ success: z.boolean(), count: z.number().int(), lease_released: z.boolean(), dlq: z.boolean() }).nullable(),
+  queues: encFlags.nullable(),
+  error: z.string().nullable().optional(),
+  replayed: z.boolean().optional(),
+})
+export type StreamCycleResult = z.output<typeof streamCycle>
+const streamQuery = z.object({
+  query_id: z.string(),
+  name: z.string(),
+  source_queue: z.string(),
+  sink_queue: z.string().nullable(),
+  config_hash: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  state_rows: z.number().int(),
+  state_bytes: z.number().int(),
+  partitions: z.number().int(),
+  source_group: z.string(),
+  lag: z.number().int(),
+})
+
+/** A cycle's body as streams_cycle_v1 takes it: validated, push items encoded as _log_push takes them. */
+export interface StreamCycleArg {
+  query_id: string
+  partition_id: string
+  consumer_group?: string
+  release_lease: boolean
+  state_ops: ({ type: 'upsert'; key: string; value?: unknown } | { type: 'delete'; key: string })[]
+  push_items: PushItemArg[]
+  ack: { transactionId: string; leaseId?: string; status: string; count?: number; error?: string } | null
+}
+
 const maintenanceFlags = z.object({ maintenanceMode: z.boolean(), popMaintenanceMode: z.boolean() })
 
 /** The filters of the status and analytics reads; from/to are ISO instants the route defaulted. */
@@ -731,6 +791,38 @@ export const procedures = {
     'message_dlq_v1',
     { tenant: 'text', partitionId: 'uuid', transactionId: 'text', group: 'text', error: 'text', now: 'timestamptz' },
     jsonObject,
+  ),
+  /** POST /streams/v1/queries: creates, finds, or (reset) wipes a stream query; success:false on a hash mismatch. */
+  streams_register_query_v1: procedure<
+    { tenant: string; name: string; sourceQueue: string; sinkQueue: string | null; configHash: string; reset: boolean; now?: Date },
+    z.output<typeof streamRegistered>
+  >(
+    'streams_register_query_v1',
+    { tenant: 'text', name: 'text', sourceQueue: 'text', sinkQueue: 'text', configHash: 'text', reset: 'boolean', now: 'timestamptz' },
+    streamRegistered,
+  ),
+  /** POST /streams/v1/state/get: one shard's state rows, filtered by keys, literal prefix and ripeness. */
+  streams_state_get_v1: procedure<
+    { tenant: string; queryId: string; partitionId: string; keys: string[]; keyPrefix: string | null; ripeAtOrBefore: number | null },
+    { rows: z.output<typeof streamStateRow>[] }
+  >(
+    'streams_state_get_v1',
+    { tenant: 'text', queryId: 'uuid', partitionId: 'uuid', keys: 'jsonb', keyPrefix: 'text', ripeAtOrBefore: 'bigint' },
+    z.object({ rows: z.array(streamStateRow) }),
+  ),
+  /** POST /streams/v1/cycle: state ops, sink pushes and the source ack in one transaction. */
+  streams_cycle_v1: procedure<{ tenant: string; body: StreamCycleArg; cycleHash: string; now?: Date }, StreamCycleResult>(
+    'streams_cycle_v1',
+    { tenant: 'text', body: 'jsonb', cycleHash: 'text', now: 'timestamptz' },
+    streamCycle,
+  ),
+  /** GET /streams/v1/queries: the tenant's queries with state size and source-group lag. */
+  streams_queries_v1: procedure<{ tenant: string }, z.output<typeof streamQuery>[]>('streams_queries_v1', { tenant: 'text' }, z.array(streamQuery)),
+  /** DELETE /streams/v1/queries/:name: the query and its state. */
+  streams_query_delete_v1: procedure<{ tenant: string; name: string }, { deleted: boolean; state_rows: number }>(
+    'streams_query_delete_v1',
+    { tenant: 'text', name: 'text' },
+    z.object({ deleted: z.boolean(), state_rows: z.number().int() }),
   ),
 } as const
 

@@ -187,6 +187,35 @@ export const systemState = queen.table('system_state', {
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 })
 
+export const streamQueries = queen.table('stream_queries', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  tenantId: text('tenant_id').notNull().default(''),
+  name: text('name').notNull(),
+  sourceQueue: text('source_queue').notNull(),
+  sinkQueue: text('sink_queue'),
+  configHash: text('config_hash').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+})
+
+export const streamState = queen.table('stream_state', {
+  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
+  key: text('key').notNull(),
+  value: jsonb('value').notNull(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+})
+
+export const streamShards = queen.table('stream_shards', {
+  queryId: uuid('query_id').notNull().references(() => streamQueries.id, { onDelete: 'cascade' }),
+  partitionId: uuid('partition_id').notNull(),
+  epoch: uuid('epoch').notNull().defaultRandom(),
+  version: int8('version').notNull().default(0),
+  recent: text('recent').array().notNull().default([]),
+  lastAnswer: jsonb('last_answer'),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+})
+
 /** Every table, keyed by its SQL name. */
 export const tables = {
   queues,
@@ -203,4 +232,7 @@ export const tables = {
   maintenance_leases: maintenanceLeases,
   kv,
   system_state: systemState,
+  stream_queries: streamQueries,
+  stream_state: streamState,
+  stream_shards: streamShards,
 }

@@ -20,6 +20,7 @@ import { queueClearRoutes } from './queue-clear.js'
 import { resourceRoutes } from './resources.js'
 import { statsRoutes } from './stats.js'
 import { statusRoutes } from './status.js'
+import { streamsRoutes } from './streams.js'
 import { systemRoutes } from './system.js'
 import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
@@ -48,5 +49,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...traceRoutes,
     ...kvRoutes,
     ...consumerGroupRoutes,
+    ...streamsRoutes,
   ]
 }

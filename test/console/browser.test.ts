@@ -168,6 +168,28 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await close(page)
   })
 
+  it('lists stream queries with their source, sink, state size and source lag', async () => {
+    const reg = await ok(broker.json('POST', '/streams/v1/queries', { name: 'order-counts', source_queue: 'orders', sink_queue: 'order-windows', config_hash: 'h' }))
+    await ok(broker.json('POST', '/streams/v1/cycle', {
+      query_id: reg.query_id,
+      partition_id: '01890a5d-ac96-774b-bcce-b302099a8057',
+      state_ops: [{ type: 'upsert', key: 'tumble\u001feu', value: { count: 4 } }],
+      push_items: [],
+      ack: null,
+    }))
+    const page = await open('/console')
+    await page.getByRole('link', { name: 'Streams' }).click()
+    const row = page.getByTestId('streams').locator('tr', { hasText: 'order-counts' })
+    await expect.poll(() => row.count(), POLL).toBe(1)
+    const cells = await row.locator('td').allTextContents()
+    // Query, source, sink, state rows, size, partitions, lag (the 7 pushed to orders), updated.
+    expect(cells.slice(0, 4)).toEqual(['order-counts', 'orders', 'order-windows', '1'])
+    expect(cells[5]).toBe('1')
+    expect(cells[6]).toBe('7')
+    await page.screenshot({ path: new URL('console-streams.png', ARTIFACTS).pathname, fullPage: true })
+    await close(page)
+  })
+
   it('with JWT and tenancy on, asks once for a token and tenant, keeps them in the session and out of URLs', async () => {
     const secured = await servedApp(database, { JWT_ENABLED: 'true', JWT_SECRET: SECRET, QUEEN_TENANCY_HEADER: 'x-tenant' })
     try {

@@ -247,6 +247,33 @@ describe('the worker in workerd', () => {
     expect(await edge.fetch('/api/v1/kv/missing')).toMatchObject({ status: 404, body: { error: 'Key not found', code: 'key_not_found' } })
   })
 
+  it('registers a stream query, commits a cycle and replays it through the worker bundle', async () => {
+    const post = (path: string, body: unknown) => edge.fetch(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    await post('/api/v1/push', { items: [1, 2, 3].map((n) => ({ queue: 'edge-stream.src', payload: { n } })) })
+    const reg = await post('/streams/v1/queries', { name: 'edge-counts', source_queue: 'edge-stream.src', sink_queue: 'edge-stream.sink', config_hash: 'h' })
+    expect(reg).toMatchObject({ status: 200, body: { success: true, fresh: true } })
+    const queryId = (reg.body as { query_id: string }).query_id
+    const popped = await edge.fetch('/api/v1/pop/queue/edge-stream.src?batch=10&consumerGroup=streams.edge-counts&partitions=4')
+    const messages = (popped.body as { messages: { transactionId: string; partitionId: string; leaseId: string; offset: number }[] }).messages
+    const last = messages.reduce((a, b) => (b.offset > a.offset ? b : a))
+    const body = {
+      query_id: queryId,
+      partition_id: last.partitionId,
+      consumer_group: 'streams.edge-counts',
+      state_ops: [{ type: 'upsert', key: 'count', value: { n: 3 } }],
+      push_items: [{ queue: 'edge-stream.sink', payload: { total: 3 } }],
+      ack: { transactionId: last.transactionId, leaseId: last.leaseId, status: 'completed', count: messages.length },
+    }
+    const committed = await post('/streams/v1/cycle', body)
+    expect(committed).toMatchObject({ status: 200, body: { success: true, state_ops_applied: 1, ack_result: { success: true, count: 3, lease_released: true } } })
+    // A replay (the SHA-256 digest is WebCrypto's in workerd) applies nothing again.
+    expect(await post('/streams/v1/cycle', body)).toMatchObject({ status: 200, body: { success: true, replayed: true } })
+    const state = await post('/streams/v1/state/get', { query_id: queryId, partition_id: last.partitionId, keys: [] })
+    expect(state).toMatchObject({ status: 200, body: { success: true, rows: [{ key: 'count', value: { n: 3 } }] } })
+    const sink = await edge.fetch('/api/v1/pop/queue/edge-stream.sink?batch=10')
+    expect((sink.body as { messages: { data: unknown }[] }).messages.map((m) => m.data)).toEqual([{ total: 3 }])
+  })
+
   it('runs the maintenance lanes from scheduled()', async () => {
     await edge.scheduled()
     // scheduled() hands the lanes to waitUntil; poll the lease rows the lanes write.

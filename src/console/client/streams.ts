@@ -1,0 +1,23 @@
+// Browser module streams.js: the tenant's stream queries (GET /streams/v1/queries) — source and
+// sink queues, state size, shards, and the lag of the source group streams.<name> the SDK pops with.
+export const STREAMS_JS = String.raw`
+import { api, seg } from './api.js'
+import { bytes, h, link, num, table, time } from './dom.js'
+
+export async function streamsView() {
+  const { queries } = await api('/streams/v1/queries')
+  const list = table([
+    { label: 'Query', cell: (q) => q.name },
+    { label: 'Source', cell: (q) => link('/console/queues/' + seg(q.source_queue), q.source_queue) },
+    { label: 'Sink', cell: (q) => (q.sink_queue ? link('/console/queues/' + seg(q.sink_queue), q.sink_queue) : '–') },
+    { label: 'State rows', num: true, cell: (q) => num(q.state_rows) },
+    { label: 'State size', num: true, cell: (q) => bytes(q.state_bytes) },
+    { label: 'Partitions', num: true, cell: (q) => num(q.partitions) },
+    { label: 'Source lag', num: true, cell: (q) => link('/console/groups/' + seg(q.source_group), num(q.lag)) },
+    { label: 'Updated', cell: (q) => time(q.updated_at) },
+  ], queries, 'No stream queries yet.')
+  list.setAttribute('data-testid', 'streams')
+  return [h('h1', {}, 'Streams'), list,
+    h('p', { class: 'muted' }, 'Queries registered by Queen streams SDKs. State is kept per source partition; the lag is the source group streams.<query> still owes.')]
+}
+`
