@@ -139,7 +139,7 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_zero constant uuid := '00000000-0000-0000-0000-000000000000';
+  v_zero constant uuid := '00000000-0000-0000-0000-000000000000'::uuid;
   v_after_q uuid := v_zero;
   v_after_p uuid := v_zero;
   v_segments_left integer := greatest(coalesce(p_limit, 1), 1);

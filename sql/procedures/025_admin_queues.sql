@@ -19,7 +19,7 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_qid uuid;
-  v_count bigint := 0;
+  v_count bigint := 0::bigint;
   v_n bigint;
   r record;
 begin

@@ -202,7 +202,7 @@ begin
 
   v_end := case when v_live then greatest(v_off, least(v_lo + greatest(coalesce((p_ack->>'count')::bigint, 1), 1) - 1, v_hi))
                 else v_off end;
-  v_n := (select count(*) from unnest(v_offs) o where o <= v_end);
+  v_n := (select count(*)::integer from unnest(v_offs) o where o <= v_end);
   v_distinct := (select count(distinct t) = count(*) from unnest(v_offs, v_txns) as u(o, t) where u.o <= v_end);
 
   if v_status in ('completed', 'success') and v_live and v_distinct and v_c.lease_from = v_lo then
@@ -292,8 +292,8 @@ declare
   v_basis text;
   v_applied integer := 0;
   v_push jsonb;
-  v_push_results jsonb := '[]';
-  v_flags jsonb := '[]';
+  v_push_results jsonb := '[]'::jsonb;
+  v_flags jsonb := '[]'::jsonb;
   v_ack_result jsonb;
   v_error text;
   v_answer jsonb;
