@@ -16,6 +16,7 @@ import { partitionsRoutes } from './partitions.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { resourceRoutes } from './resources.js'
+import { sinkRoutes } from './sinks.js'
 import { statsRoutes } from './stats.js'
 import { statusRoutes } from './status.js'
 import { systemRoutes } from './system.js'
@@ -43,6 +44,7 @@ export function allRoutes(version: string): RouteDef[] {
     ...systemRoutes,
     ...traceRoutes,
     ...kvRoutes,
+    ...sinkRoutes,
     ...consumerGroupRoutes,
   ]
 }
