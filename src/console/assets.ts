@@ -10,6 +10,7 @@ import { GROUPS_JS } from './client/groups.js'
 import { MAIN_JS } from './client/main.js'
 import { QUEUE_JS } from './client/queue.js'
 import { QUEUES_JS } from './client/queues.js'
+import { SINKS_JS } from './client/sinks.js'
 import { CONSOLE_CSS } from './style.js'
 
 export interface Asset {
@@ -30,6 +31,7 @@ export const ASSETS: Readonly<Record<string, Asset>> = {
   'edit.js': { body: EDIT_JS, contentType: JS },
   'dlq.js': { body: DLQ_JS, contentType: JS },
   'groups.js': { body: GROUPS_JS, contentType: JS },
+  'sinks.js': { body: SINKS_JS, contentType: JS },
 }
 
 /** FNV-1a over every asset: synchronous and dependency-free; a cache key, not a security hash. */

@@ -20,6 +20,7 @@ export function shellHtml(assetBase: string): string {
     <a href="/console/queues" data-nav data-section="/console/queues">Queues</a>
     <a href="/console/groups" data-nav data-section="/console/groups">Consumer groups</a>
     <a href="/console/dlq" data-nav data-section="/console/dlq">Dead letters</a>
+    <a href="/console/sinks" data-nav data-section="/console/sinks">Sinks</a>
   </nav>
   <button id="refresh" type="button" title="Reload this view's figures">Refresh</button>
   <details id="connection"></details>

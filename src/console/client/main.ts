@@ -8,6 +8,7 @@ import { editView } from './edit.js'
 import { groupView, groupsView } from './groups.js'
 import { queueView } from './queue.js'
 import { queuesView } from './queues.js'
+import { sinksView } from './sinks.js'
 
 const main = document.getElementById('main')
 const connection = document.getElementById('connection')
@@ -28,6 +29,7 @@ function route(url) {
   if (section === 'dlq' && parts.length === 2) return () => dlqView(url.searchParams)
   if (section === 'groups' && parts.length === 2) return () => groupsView()
   if (section === 'groups' && parts.length === 3) return () => groupView(name)
+  if (section === 'sinks' && parts.length === 2) return () => sinksView()
   return null
 }
 
