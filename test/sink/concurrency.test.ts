@@ -58,9 +58,10 @@ describe('sink concurrency', () => {
     const dir = scratch()
     const puts = new Map<string, Set<string>>()
     const options = sinkOptions.parse({ sink: 'twin', queues: ['twins'], windowSeconds: 1, maxFrames: 5, leaseSeconds: 1 })
-    // Process a stalls now and then for longer than its lease, so b takes over mid-window.
-    let aStalls = 0
-    const a = createSinkEngine(source(), recording(directoryStore(dir), puts, () => (Math.random() < 0.05 && aStalls++ < 6 ? 1300 : 0)), options)
+    // Process a starts first and stalls on its 4th put for longer than its lease, so b (which never
+    // stalls) takes over mid-window while a is still going to write that window's objects.
+    let aPuts = 0
+    const a = createSinkEngine(source(), recording(directoryStore(dir), puts, () => (++aPuts === 4 ? 1300 : 0)), options)
     const b = createSinkEngine(source(), recording(directoryStore(dir), puts, () => 0), options)
     const commits = { a: 0, b: 0 }
     const pointers: string[] = []
@@ -73,7 +74,9 @@ describe('sink concurrency', () => {
         await sleep(50)
       }
     }
-    const running = [loop(a, 'a'), loop(b, 'b')]
+    const running = [loop(a, 'a')]
+    for (let i = 0; i < 100 && commits.a === 0; i++) await push(app, [{ queue: 'twins', partition: 'warm', payload: { warmup: i } }]).then(() => sleep(100))
+    running.push(loop(b, 'b'))
     for (let round = 0; round < 25; round++) {
       await push(app, Array.from({ length: 12 }, (_, i) => ({ queue: 'twins', partition: `p${i % 3}`, payload: { round, i } })))
       await sleep(150)
