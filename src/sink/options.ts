@@ -4,7 +4,8 @@ import { z } from 'zod'
 
 export const sinkOptions = z.object({
   /** The name queues give as retentionSinkHold; part of the kv pointer s3:<sink>:<queue>:committed. */
-  sink: z.string().min(1).max(100).regex(/^[^:\u0000]+$/, 'must not contain ":"'),
+  // The same rule configure applies to retentionSinkHold, so every sink name can be a hold's.
+  sink: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters from A-Z a-z 0-9 . _ -'),
   queues: z.array(z.string().min(1)).min(1),
   tenant: z.string().default(''),
   /** Window length: windows are [k*w, (k+1)*w) of createdAt, aligned to the epoch. */
