@@ -23,6 +23,11 @@ export function bindsHyperdrive(toml: string): boolean {
   return /^\[\[hyperdrive\]\][^[]*^\s*binding\s*=\s*"HYPERDRIVE"/m.test(toml)
 }
 
+/** True when wrangler.toml binds the archive sink's bucket (an uncommented [[r2_buckets]] table naming SINK_BUCKET). */
+export function bindsSinkBucket(toml: string): boolean {
+  return /^\[\[r2_buckets\]\][^[]*^\s*binding\s*=\s*"SINK_BUCKET"/m.test(toml)
+}
+
 /**
  * The reason the deploy must be refused, or null. `remoteSecrets` is the names `wrangler secret
  * list` printed, or null when wrangler could not tell (not logged in, no Worker yet): then only
@@ -39,6 +44,10 @@ export async function deployRefusal(toml: string, env: Record<string, string | u
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     return error.message
+  }
+  // A sink configured to archive into a bucket that is not bound would only log, every minute.
+  if (merged.SINK_QUEUES && !bindsSinkBucket(toml)) {
+    return 'SINK_QUEUES is set but wrangler.toml binds no R2 bucket as SINK_BUCKET ([[r2_buckets]], docs/sink.md)'
   }
   // What the Worker will see is Cloudflare's secret, so a DATABASE_URL in this shell does not count.
   if (remoteSecrets !== null && !remoteSecrets.has('DATABASE_URL') && !bindsHyperdrive(toml)) {

@@ -83,6 +83,13 @@ export const VARIABLES = {
   MAX_FRAME_BYTES: { schema: int(1024), default: String(4 * MiB), meaning: 'largest stored frame (after encryption); larger push items are refused with 413' },
   MAX_PUSH_ITEMS: { schema: int(1, 1_000_000), default: '10000', meaning: 'most items one push may carry' },
   POP_MAX_BYTES: { schema: int(1024), default: String(8 * MiB), meaning: 'byte budget of one pop, fetch or DLQ page (at least one frame is always returned)' },
+  SINK_QUEUES: { schema: z.string().regex(/^[^,\s][^,]*(,[^,\s][^,]*)*$/, 'must be a comma-separated list of queue names'), meaning: 'Workers: queues the cron-triggered archive sink copies to the SINK_BUCKET R2 binding (unset: no sink; on Node run `npm run sink`)' },
+  SINK_NAME: { schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters from A-Z a-z 0-9 . _ -'), default: 'archive', meaning: 'the archive sink\'s name: the queues\' retentionSinkHold and part of its kv pointer' },
+  SINK_TENANT: { schema: z.string(), default: '', meaning: 'tenant of SINK_QUEUES' },
+  SINK_PREFIX: { schema: z.string(), default: '', meaning: 'key prefix of the archive inside the bucket' },
+  SINK_WINDOW_SECONDS: { schema: int(1, 86400), default: '60', meaning: 'archive window length; one object per (partition, window)' },
+  SINK_MAX_FRAMES: { schema: int(1), default: '100000', meaning: 'frames per archive object part' },
+  SINK_MAX_BYTES: { schema: int(1024), default: String(64 * MiB), meaning: 'NDJSON bytes per archive object part' },
   LOG_LEVEL: { schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', meaning: 'structured JSON logs on stdout; secrets and connection strings are never logged' },
 } satisfies Record<string, Variable>
 

@@ -6,6 +6,7 @@
 import type { ExecutionContext, ExportedHandler, ScheduledController } from '@cloudflare/workers-types'
 import type { Hono } from 'hono'
 import { runDueLanes } from '../cron/scheduled.js'
+import { runSinkCron } from './sink/scheduled.js'
 import { createApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDatabase, type Database } from './db/database.js'
@@ -25,6 +26,8 @@ export interface Env {
   NEON_WS_PROXY?: string
   /** A Hyperdrive binding: node-postgres over TCP to Hyperdrive's pooler instead of Neon's driver. */
   HYPERDRIVE?: { connectionString: string }
+  /** An R2 bucket binding the archive sink writes to when SINK_QUEUES is set (docs/sink.md). */
+  SINK_BUCKET?: unknown
   [variable: string]: unknown
 }
 
@@ -137,11 +140,14 @@ export default {
       return
     }
     const pool = openPool(env, state.config)
-    // runDueLanes keeps to its own budget (about 45 s for all lanes) and logs lane failures.
+    const db = createDatabase(pool, { longLived: false })
+    // runDueLanes keeps to its own budget (about 45 s for all lanes) and logs lane failures; the
+    // archive sink (SINK_QUEUES, an R2 binding SINK_BUCKET) runs beside them on a budget of its own.
     ctx.waitUntil(
-      runDueLanes(createDatabase(pool, { longLived: false }), state.config, state.log)
-        .catch((error) => state.log.error('scheduled failed', describeError(error)))
-        .finally(() => pool.end().catch(() => {})),
+      Promise.all([
+        runDueLanes(db, state.config, state.log).catch((error) => state.log.error('scheduled failed', describeError(error))),
+        runSinkCron(db, state.config, env.SINK_BUCKET, state.log),
+      ]).finally(() => pool.end().catch(() => {})),
     )
   },
 } satisfies ExportedHandler<Env>

@@ -37,4 +37,12 @@ describe('deploy checks', () => {
     expect(await deployRefusal(VARS, {}, null)).toBeNull()
     expect(await deployRefusal('[vars]\nLOG_LEVEL = "loud"\n', {}, null)).toMatch(/LOG_LEVEL/)
   })
+
+  it('refuses SINK_QUEUES without an R2 bucket bound as SINK_BUCKET, commented-out ones included', async () => {
+    const sink = '[vars]\nSINK_QUEUES = "orders,events"\n'
+    expect(await deployRefusal(sink, {}, new Set(['DATABASE_URL']))).toMatch(/SINK_BUCKET/)
+    expect(await deployRefusal(`${sink}\n# [[r2_buckets]]\n# binding = "SINK_BUCKET"\n`, {}, new Set(['DATABASE_URL']))).toMatch(/SINK_BUCKET/)
+    expect(await deployRefusal(`${sink}\n[[r2_buckets]]\nbinding = "SINK_BUCKET"\nbucket_name = "archive"\n`, {}, new Set(['DATABASE_URL']))).toBeNull()
+    expect(await deployRefusal('[vars]\nSINK_QUEUES = ",bad"\n', {}, null)).toMatch(/SINK_QUEUES/)
+  })
 })

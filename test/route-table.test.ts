@@ -73,6 +73,7 @@ POST /api/v1/fetch | R RW A | required
 PUT /api/v1/kv/:key | RW A | required
 GET /api/v1/kv/:key | R RW A | none
 DELETE /api/v1/kv/:key | A | none
+GET /api/v1/sinks | R RW A | none
 POST /api/v1/consumer-groups/:group/queues/:queue/delivery | RW A | required
 DELETE /api/v1/queues/:queue/clear | A | none
 GET /api/v1/resources/partitions | R RW A | none

@@ -12,6 +12,7 @@ import { MAIN_JS } from './client/main.js'
 import { QUEUE_JS } from './client/queue.js'
 import { QUEUES_JS } from './client/queues.js'
 import { STREAMS_JS } from './client/streams.js'
+import { SINKS_JS } from './client/sinks.js'
 import { CONSOLE_CSS } from './style.js'
 
 export interface Asset {
@@ -34,6 +35,7 @@ export const ASSETS: Readonly<Record<string, Asset>> = {
   'groups.js': { body: GROUPS_JS, contentType: JS },
   'actions.js': { body: ACTIONS_JS, contentType: JS },
   'streams.js': { body: STREAMS_JS, contentType: JS },
+  'sinks.js': { body: SINKS_JS, contentType: JS },
 }
 
 /** FNV-1a over every asset: synchronous and dependency-free; a cache key, not a security hash. */

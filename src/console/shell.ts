@@ -21,6 +21,7 @@ export function shellHtml(assetBase: string): string {
     <a href="/console/groups" data-nav data-section="/console/groups">Consumer groups</a>
     <a href="/console/dlq" data-nav data-section="/console/dlq">Dead letters</a>
     <a href="/console/streams" data-nav data-section="/console/streams">Streams</a>
+    <a href="/console/sinks" data-nav data-section="/console/sinks">Sinks</a>
   </nav>
   <button id="refresh" type="button" title="Reload this view's figures">Refresh</button>
   <details id="connection"></details>

@@ -422,6 +422,26 @@ export interface StreamCycleArg {
   ack: { transactionId: string; leaseId?: string; status: string; count?: number; error?: string } | null
 }
 
+
+const sinkCommit = z.object({ committed: z.boolean(), reason: z.enum(['lease_lost', 'behind']).nullable(), windowEnd: z.string().nullable() })
+type SinkCommit = z.output<typeof sinkCommit>
+
+export const sinkStatusRow = z.object({
+  sink: z.string(),
+  queue: z.string(),
+  windowEnd: z.string().nullable(),
+  lagFrames: z.number().int(),
+  lagSeconds: z.number(),
+  lastObject: z.string().nullable().optional(),
+  committedAt: z.string().nullable().optional(),
+  framesArchived: z.number().int(),
+  running: z.boolean(),
+  ran: z.boolean(),
+  holdNamesSink: z.boolean(),
+  holdingRetention: z.boolean(),
+})
+const sinkStatus = z.object({ sinks: z.array(sinkStatusRow) })
+type SinkStatus = z.output<typeof sinkStatus>
 const maintenanceFlags = z.object({ maintenanceMode: z.boolean(), popMaintenanceMode: z.boolean() })
 
 /** The filters of the status and analytics reads; from/to are ISO instants the route defaulted. */
@@ -515,6 +535,23 @@ export const procedures = {
     { tenant: 'text', key: 'text' },
     z.object({ deleted: z.boolean() }),
   ),
+  /** Takes or keeps an archive sink's lease (one maintenance_leases row per tenant, sink and queue). */
+  sink_lease_claim_v1: procedure<{ tenant: string; sink: string; queue: string; token: string; ttl: string; now?: Date }, boolean>(
+    'sink_lease_claim_v1',
+    { tenant: 'text', sink: 'text', queue: 'text', token: 'uuid', ttl: 'interval', now: 'timestamptz' },
+    z.boolean(),
+  ),
+  /** Moves the sink's committed pointer forward, only while the caller holds the lease (D2). */
+  sink_commit_v1: procedure<
+    { tenant: string; sink: string; queue: string; token: string; ttl: string; windowEnd: string; summary: Record<string, unknown>; now?: Date },
+    SinkCommit
+  >(
+    'sink_commit_v1',
+    { tenant: 'text', sink: 'text', queue: 'text', token: 'uuid', ttl: 'interval', windowEnd: 'text', summary: 'jsonb', now: 'timestamptz' },
+    sinkCommit,
+  ),
+  /** Every sink of the tenant with its pointer, lag and hold state (the console's sinks page). */
+  sink_status_v1: procedure<{ tenant: string; now?: Date }, SinkStatus>('sink_status_v1', { tenant: 'text', now: 'timestamptz' }, sinkStatus),
   /** Creates or edits a queue's configuration under the four merge rules; the route's body verbatim. */
   configure_queue_v1: procedure<
     { tenant: string; queue: string; options: OptionBag; replace: boolean; now?: Date },

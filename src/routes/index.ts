@@ -18,6 +18,7 @@ import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { queueClearRoutes } from './queue-clear.js'
 import { resourceRoutes } from './resources.js'
+import { sinkRoutes } from './sinks.js'
 import { statsRoutes } from './stats.js'
 import { statusRoutes } from './status.js'
 import { streamsRoutes } from './streams.js'
@@ -48,6 +49,7 @@ export function allRoutes(version: string): RouteDef[] {
     ...systemRoutes,
     ...traceRoutes,
     ...kvRoutes,
+    ...sinkRoutes,
     ...consumerGroupRoutes,
     ...streamsRoutes,
   ]

@@ -9,6 +9,7 @@ import { groupView, groupsView } from './groups.js'
 import { queueView } from './queue.js'
 import { queuesView } from './queues.js'
 import { streamsView } from './streams.js'
+import { sinksView } from './sinks.js'
 
 const main = document.getElementById('main')
 const connection = document.getElementById('connection')
@@ -30,6 +31,7 @@ function route(url) {
   if (section === 'groups' && parts.length === 2) return () => groupsView()
   if (section === 'groups' && parts.length === 3) return () => groupView(name)
   if (section === 'streams' && parts.length === 2) return () => streamsView()
+  if (section === 'sinks' && parts.length === 2) return () => sinksView()
   return null
 }
 

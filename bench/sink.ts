@@ -1,0 +1,75 @@
+// `npx tsx bench/sink.ts`: the archive sink's throughput and object size on this machine (the
+// figures in docs/sink.md). Pushes FRAMES frames of an order-like JSON payload over 16 partitions
+// (BENCH_DATABASE_URL, or an embedded PostgreSQL), then times one sink process archiving all of it
+// into a temporary directory with 60 s windows, and reports frames/s and gzip bytes per frame.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig } from '../src/config.js'
+import { createDatabase } from '../src/db/database.js'
+import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js'
+import { migrate } from '../src/db/migrate.js'
+import { createNodePool } from '../src/db/node-pool.js'
+import { createSinkEngine } from '../src/sink/engine.js'
+import { sinkOptions } from '../src/sink/options.js'
+import { databaseSource } from '../src/sink/source.js'
+import { directoryStore } from '../src/sink/store-directory.js'
+
+const FRAMES = Number(process.env.FRAMES ?? 200_000)
+const PARTITIONS = 16
+const BATCH = 1000
+
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'queen-sink-bench-'))
+  let embedded: EmbeddedServer | undefined
+  let url = process.env.BENCH_DATABASE_URL
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir: tmp })
+    url = embedded.url
+  }
+  const migration = createNodePool({ connectionString: url, max: 1 })
+  await migrate(migration, { statementTimeoutMs: 25_000 })
+  await migration.end()
+  const db = createDatabase(createNodePool({ connectionString: url, max: 4 }), { longLived: true })
+  const queue = `sink-bench-${Date.now()}`
+  const pushStarted = Date.now()
+  for (let b = 0; b < FRAMES / BATCH; b++) {
+    const items = Array.from({ length: BATCH }, (_, i) => {
+      const n = b * BATCH + i
+      return {
+        index: i,
+        queue,
+        partition: `customer-${n % PARTITIONS}`,
+        data: { orderId: `ord-${n}`, customer: `customer-${n % PARTITIONS}`, amount: (n % 997) * 1.25, currency: 'EUR', items: [{ sku: `sku-${n % 50}`, qty: 1 + (n % 3) }] },
+      }
+    })
+    await db.call('log_push_v1', { tenant: '', items })
+  }
+  console.log(`pushed ${FRAMES} frames in ${Date.now() - pushStarted} ms`)
+  // Every frame must be below safeTime (5 s guard) and in a closed 60 s window before timing starts.
+  await new Promise((r) => setTimeout(r, 66_000))
+  const store = directoryStore(join(tmp, 'archive'))
+  const engine = createSinkEngine(databaseSource(db, loadConfig({ LOG_LEVEL: 'silent' }, 'node'), ''), store, sinkOptions.parse({ sink: 'bench', queues: [queue], windowSeconds: 60 }))
+  const started = performance.now()
+  let frames = 0
+  let bytes = 0
+  let objects = 0
+  for (;;) {
+    const [run] = await engine.runOnce(60_000)
+    frames += run!.frames
+    bytes += run!.bytes
+    objects += run!.objects
+    if (run!.caughtUp) break
+  }
+  const seconds = (performance.now() - started) / 1000
+  await engine.release()
+  console.log(JSON.stringify({ frames, objects, seconds: Number(seconds.toFixed(2)), framesPerSecond: Math.round(frames / seconds), gzipBytesPerFrame: Number((bytes / frames).toFixed(1)) }))
+  await db.close()
+  await embedded?.stop()
+  rmSync(tmp, { recursive: true, force: true })
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

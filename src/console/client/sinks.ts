@@ -1,0 +1,28 @@
+// Browser module sinks.js: the archive sinks, GET /api/v1/sinks (docs/sink.md): each sink's
+// committed pointer, how far it lags, its last object, and whether its retentionSinkHold is what
+// keeps retention from deleting (a sink that stopped makes the queue grow up to the hold's cap).
+export const SINKS_JS = String.raw`
+import { api, seg } from './api.js'
+import { h, link, num, seconds, table, time } from './dom.js'
+
+export async function sinksView() {
+  const { sinks } = await api('/api/v1/sinks')
+  const list = table([
+    { label: 'Sink', cell: (s) => s.sink },
+    { label: 'Queue', cell: (s) => link('/console/queues/' + seg(s.queue), s.queue) },
+    { label: 'State', cell: (s) => (s.running ? 'running' : s.ran ? 'stopped' : 'never ran') },
+    { label: 'Committed up to', cell: (s) => time(s.windowEnd) },
+    { label: 'Lag (frames)', num: true, cell: (s) => num(s.lagFrames) },
+    { label: 'Lag', num: true, cell: (s) => seconds(s.lagSeconds) },
+    { label: 'Archived', num: true, cell: (s) => num(s.framesArchived) },
+    { label: 'Last object', cell: (s) => (s.lastObject ? h('code', {}, s.lastObject) : '–') },
+    { label: 'Hold', cell: (s) => (!s.holdNamesSink ? 'no hold' : s.holdingRetention ? h('span', { class: 'badge stale' }, 'holding retention') : 'not holding') },
+  ], sinks, 'No sink has run and no queue names one in retentionSinkHold.')
+  list.setAttribute('data-testid', 'sink-list')
+  return [
+    h('h1', {}, 'Archive sinks'),
+    list,
+    h('p', { class: 'muted' }, 'A queue whose retentionSinkHold names a sink keeps what that sink has not committed (up to retentionSinkHoldMaxSeconds); "holding retention" means its age retention would otherwise delete more.'),
+  ]
+}
+`
