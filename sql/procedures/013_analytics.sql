@@ -46,7 +46,9 @@ $$;
 
 -- log_resources_overview_v1: GET /api/v1/resources/overview.
 -- Returns: {queues, partitions, namespaces, tasks, consumerGroups, messages:{total, pending,
--- processing, completed, failed:null, deadLetter}, statsAge}. Raises: nothing. VOLATILE (no pooler cache).
+-- processing, completed, failed:null, deadLetter}, streams:{queries, stateRows, stateBytes}, statsAge}.
+-- streams is live but cheap: the shards' counters, which each cycle moves (S5,
+-- 0006_stream_state_size.sql). Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_resources_overview_v1(p_tenant text, p_now timestamptz default null)
 returns jsonb
 language sql volatile
@@ -64,6 +66,10 @@ as $$
                                            'processing', coalesce(sum(processing), 0),
                                            'completed', coalesce(sum(greatest(total - pending - processing, 0)), 0),
                                            'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from a),
+    'streams', (select jsonb_build_object('queries', count(distinct q.id), 'stateRows', coalesce(sum(h.state_rows), 0),
+                                          'stateBytes', coalesce(sum(h.state_bytes), 0))
+                  from stream_queries q left join stream_shards h on h.query_id = q.id
+                 where q.tenant_id = p_tenant),
     'statsAge', _stats_age((select min(computed_at) from a), coalesce(p_now, now())))
 $$;
 

@@ -291,6 +291,8 @@ declare
   v_shard stream_shards;
   v_basis text;
   v_applied integer := 0;
+  v_rows_delta bigint := 0::bigint;
+  v_bytes_delta bigint := 0::bigint;
   v_push jsonb;
   v_push_results jsonb := '[]'::jsonb;
   v_flags jsonb := '[]'::jsonb;
@@ -344,19 +346,29 @@ begin
       raise exception using errcode = 'QMSTR', message = v_error;
     end if;
     -- Ops apply in order; per key only the last one decides, so applying each key's last op is the
-    -- same as applying all of them one by one.
+    -- same as applying all of them one by one. Every touched key ends as its upsert's row or as no
+    -- row, so the shard's counters move by (upserts − old rows) and (new sizes − old sizes); `old`
+    -- reads the rows as they were before this statement (one snapshot for every part of it).
     with last_op as (
       select distinct on (o->>'key') o->>'key' as key, o->>'type' as type, coalesce(o->'value', '{}'::jsonb) as value
         from jsonb_array_elements(v_ops) with ordinality as x(o, ord)
        order by o->>'key', x.ord desc
+    ), old as (
+      select s.size from stream_state s join last_op l on s.key = l.key
+       where s.query_id = v_qid and s.partition_id = v_pid
     ), removed as (
       delete from stream_state s using last_op l
        where l.type = 'delete' and s.query_id = v_qid and s.partition_id = v_pid and s.key = l.key
       returning 1
+    ), written as (
+      insert into stream_state (query_id, partition_id, key, value, updated_at, size)
+      select v_qid, v_pid, l.key, l.value, v_now, octet_length(l.key) + octet_length(l.value::text) from last_op l where l.type = 'upsert'
+      on conflict (query_id, partition_id, key) do update set value = excluded.value, updated_at = excluded.updated_at, size = excluded.size
+      returning size
     )
-    insert into stream_state (query_id, partition_id, key, value, updated_at)
-    select v_qid, v_pid, l.key, l.value, v_now from last_op l where l.type = 'upsert'
-    on conflict (query_id, partition_id, key) do update set value = excluded.value, updated_at = excluded.updated_at;
+    select (select count(*) from written) - (select count(*) from old),
+           (select coalesce(sum(size), 0) from written) - (select coalesce(sum(size), 0) from old)
+      into v_rows_delta, v_bytes_delta;
     v_applied := jsonb_array_length(v_ops);
 
     if jsonb_array_length(v_items) > 0 then
@@ -384,7 +396,8 @@ begin
                                  'state_ops_applied', v_applied, 'push_results', v_push_results, 'ack_result', v_ack_result,
                                  'queues', v_flags);
   update stream_shards set version = version + 1, recent = (recent || p_cycle_hash)[greatest(cardinality(recent) - 30, 1):],
-                           last_answer = v_answer, updated_at = v_now
+                           last_answer = v_answer, updated_at = v_now,
+                           state_rows = state_rows + v_rows_delta, state_bytes = state_bytes + v_bytes_delta
    where query_id = v_qid and partition_id = v_pid;
   return v_answer;
 end
@@ -394,7 +407,8 @@ $$;
 -- state size (rows and bytes: key plus stored value), its shard count, and the pending frames of
 -- its source group streams.<name> (what the SDK's runner pops with) on the source queue: per
 -- partition, last offset + 1 minus the group's frontier (the log start where the group has no
--- cursor yet). Cost: one pass over each query's state rows; meant for the console and operators.
+-- cursor yet). State size comes from the shards' counters (0006_stream_state_size.sql): bytes are
+-- logical, the key's plus the value's JSON text. Cost: the query's shard rows and source cursors.
 -- Returns [{query_id, name, source_queue, sink_queue, config_hash, created_at, updated_at,
 --   state_rows, state_bytes, partitions, source_group, lag}]. Reads only. Raises nothing.
 create or replace function queen.streams_queries_v1(p_tenant text)
@@ -405,13 +419,13 @@ as $$
   select coalesce(jsonb_agg(jsonb_build_object(
            'query_id', q.id, 'name', q.name, 'source_queue', q.source_queue, 'sink_queue', q.sink_queue,
            'config_hash', q.config_hash, 'created_at', _iso_ms(q.created_at), 'updated_at', _iso_ms(q.updated_at),
-           'state_rows', st.n, 'state_bytes', st.bytes, 'partitions', sh.n, 'source_group', 'streams.' || q.name,
+           'state_rows', sh.rows, 'state_bytes', sh.bytes, 'partitions', sh.n, 'source_group', 'streams.' || q.name,
            'lag', lag.n)
          order by q.name), '[]'::jsonb)
     from stream_queries q
-    cross join lateral (select count(*) as n, coalesce(sum(octet_length(s.key) + pg_column_size(s.value)), 0)::bigint as bytes
-                          from stream_state s where s.query_id = q.id) st
-    cross join lateral (select count(*) as n from stream_shards h where h.query_id = q.id) sh
+    cross join lateral (select count(*) as n, coalesce(sum(h.state_rows), 0)::bigint as rows,
+                               coalesce(sum(h.state_bytes), 0)::bigint as bytes
+                          from stream_shards h where h.query_id = q.id) sh
     cross join lateral (select coalesce(sum(greatest(0, p.last_offset + 1 - coalesce(c.committed_offset, p.log_start))), 0)::bigint as n
                           from queues sq
                           join log_partitions p on p.queue_id = sq.id

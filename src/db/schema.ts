@@ -204,6 +204,7 @@ export const streamState = queen.table('stream_state', {
   key: text('key').notNull(),
   value: jsonb('value').notNull(),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
+  size: integer('size').notNull().default(0),
 })
 
 export const streamShards = queen.table('stream_shards', {
@@ -214,6 +215,8 @@ export const streamShards = queen.table('stream_shards', {
   recent: text('recent').array().notNull().default([]),
   lastAnswer: jsonb('last_answer'),
   updatedAt: tstz('updated_at').notNull().defaultNow(),
+  stateRows: int8('state_rows').notNull().default(0),
+  stateBytes: int8('state_bytes').notNull().default(0),
 })
 
 /** Every table, keyed by its SQL name. */
