@@ -34,7 +34,20 @@ function refuse(socket: Duplex, status: string): void {
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
 }
 
-export async function startWsBridge(options: { port?: number; host?: string } = {}): Promise<WsBridge> {
+/**
+ * What a connection's bytes go through on their way (bench:edge shapes latency and counts round
+ * trips with one); by default they pass at once. `open` runs before the WebSocket upgrade is
+ * answered, so it can stand for the connection handshake's network time.
+ */
+export interface BridgeLink {
+  open?(): Promise<void>
+  toServer(data: Buffer, deliver: (data: Buffer) => void): void
+  toClient(data: Buffer, deliver: (data: Buffer) => void): void
+}
+
+const directLink: BridgeLink = { toServer: (data, deliver) => deliver(data), toClient: (data, deliver) => deliver(data) }
+
+export async function startWsBridge(options: { port?: number; host?: string; link?: () => BridgeLink } = {}): Promise<WsBridge> {
   const host = options.host ?? '127.0.0.1'
   const http = createServer((_req, res) => res.writeHead(426, { connection: 'close' }).end())
   const wss = new WebSocketServer({ noServer: true })
@@ -44,18 +57,19 @@ export async function startWsBridge(options: { port?: number; host?: string } = 
   http.on('upgrade', (request, socket, head) => {
     const to = target(request)
     if (!to) return refuse(socket, '403 Forbidden')
-    wss.handleUpgrade(request, socket, head, (ws) => {
+    const link = options.link?.() ?? directLink
+    void (link.open?.() ?? Promise.resolve()).then(() => wss.handleUpgrade(request, socket, head, (ws) => {
       // net.Socket queues writes made while it is still connecting, so nothing is lost.
       const tcp = createConnection(to)
       tcp.setNoDelay(true)
       // binaryType is the default 'nodebuffer', so every frame arrives as one Buffer.
-      ws.on('message', (data) => tcp.write(data as Buffer))
-      tcp.on('data', (chunk) => ws.send(chunk, { binary: true }))
+      ws.on('message', (data) => link.toServer(data as Buffer, (bytes) => tcp.write(bytes)))
+      tcp.on('data', (chunk) => link.toClient(chunk, (bytes) => ws.readyState === ws.OPEN && ws.send(bytes, { binary: true })))
       ws.on('close', () => tcp.end())
       ws.on('error', () => tcp.destroy())
       tcp.on('close', () => ws.close())
       tcp.on('error', () => ws.terminate())
-    })
+    }))
   })
 
   await new Promise<void>((resolve, reject) => {
