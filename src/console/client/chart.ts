@@ -16,7 +16,7 @@ function s(tag, attrs, ...children) {
   return el
 }
 
-function lineChart(title, times, lines) {
+export function lineChart(title, times, lines) {
   const max = Math.max(1, ...lines.flatMap((l) => l.values.filter((v) => v !== null)))
   const x = (i) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
   const y = (v) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
