@@ -38,7 +38,10 @@ export async function groupsView(params) {
     { label: 'Subscription', cell: (g) => g.subscriptionMode || '–' },
   ], groups, 'No consumer groups yet.', (g) => ({ ...(g.name === QUEUE_MODE ? {} : rowLink(href(g))), class: isLate(g) ? 'rowlink lagging' : g.name === QUEUE_MODE ? null : 'rowlink' }))
   list.setAttribute('data-testid', 'groups')
+  const thresholds = [[0, 'any age'], [60, '1 min'], [DEFAULT_MIN_LAG, '5 min'], [3600, '1 h']]
   return [h('h1', {}, 'Consumer groups'),
+    h('p', { class: 'pager' }, 'Highlight groups with an unconsumed message older than: ',
+      thresholds.map(([s, label]) => (s === minLag ? h('strong', {}, label) : link('/console/groups' + (s === DEFAULT_MIN_LAG ? '' : '?minLag=' + s), label))).flatMap((x) => [x, ' '])),
     h('p', { class: 'muted', 'data-testid': 'lagging-rule' }, lagging.length
       ? lagging.length + ' partition cursors have an unconsumed message older than ' + seconds(minLag) + ' (highlighted).'
       : 'No group has an unconsumed message older than ' + seconds(minLag) + '.'),

@@ -4,7 +4,8 @@
 // navigation within the tab and is gone with it, and never grows beyond an hour.
 export const LAG_HISTORY_JS = String.raw`
 const HOUR_MS = 3600_000
-// Redraws closer than this (a click right after a timed refresh) add no point.
+// Redraws closer than this that found the same lag (a click right after a timed refresh) add no
+// point; a change is always kept, however soon, so a seek shows as the drop it is.
 const MIN_GAP_MS = 1000
 
 /** Records totals ({queue: lag}) now and returns {times, values(queue)} for the last hour. */
@@ -18,8 +19,7 @@ export function lagSamples(group, totals, now = Date.now()) {
   }
   samples = samples.filter((s) => now - s.t <= HOUR_MS)
   const last = samples[samples.length - 1]
-  if (!last || now - last.t >= MIN_GAP_MS) samples.push({ t: now, lag: totals })
-  else last.lag = totals
+  if (!last || now - last.t >= MIN_GAP_MS || JSON.stringify(last.lag) !== JSON.stringify(totals)) samples.push({ t: now, lag: totals })
   sessionStorage.setItem(key, JSON.stringify(samples))
   return {
     times: samples.map((s) => new Date(s.t).toISOString()),

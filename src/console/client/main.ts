@@ -99,7 +99,7 @@ async function render({ quiet = false } = {}) {
   flash = ''
   if (!quiet) main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
   try {
-    const nodes = [note, await found.draw()].flat().filter(Boolean)
+    const nodes = [note, await found.draw()].flat(Infinity).filter(Boolean)
     if (id !== drawing) return null
     const kept = quiet ? snapshot() : null
     main.replaceChildren(...nodes)
