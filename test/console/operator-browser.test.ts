@@ -224,9 +224,14 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
     await page.getByRole('link', { name: 'Traces', exact: true }).first().click()
     await expect.poll(() => page.getByTestId('trace-names').textContent(), POLL).toContain('order-2')
     await shot(page, 'traces')
-    // The URL of a view is all it takes to come back to it: no token, no state elsewhere.
+    // The URL of a view is all it takes to come back to it: no token, no state elsewhere. This
+    // second window prefers a dark scheme, and the console follows it.
     const again = await open(new URL(page.url()).pathname)
+    expect(await again.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(247, 248, 250)')
+    await again.emulateMedia({ colorScheme: 'dark' })
     await expect.poll(() => again.getByTestId('trace-names').textContent(), POLL).toContain('order-2')
+    expect(await again.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(18, 21, 27)')
+    await shot(again, 'dark')
     await close(again)
     await close(page)
   })
