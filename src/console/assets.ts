@@ -8,11 +8,16 @@ import { DLQ_JS } from './client/dlq.js'
 import { DOM_JS } from './client/dom.js'
 import { EDIT_JS } from './client/edit.js'
 import { GROUPS_JS } from './client/groups.js'
+import { LAG_HISTORY_JS } from './client/lag-history.js'
+import { LIVE_JS } from './client/live.js'
 import { MAIN_JS } from './client/main.js'
+import { MESSAGES_JS } from './client/messages.js'
 import { QUEUE_JS } from './client/queue.js'
 import { QUEUES_JS } from './client/queues.js'
 import { STREAMS_JS } from './client/streams.js'
 import { SINKS_JS } from './client/sinks.js'
+import { SYSTEM_JS } from './client/system.js'
+import { TRACES_JS } from './client/traces.js'
 import { CONSOLE_CSS } from './style.js'
 
 export interface Asset {
@@ -36,6 +41,11 @@ export const ASSETS: Readonly<Record<string, Asset>> = {
   'actions.js': { body: ACTIONS_JS, contentType: JS },
   'streams.js': { body: STREAMS_JS, contentType: JS },
   'sinks.js': { body: SINKS_JS, contentType: JS },
+  'live.js': { body: LIVE_JS, contentType: JS },
+  'messages.js': { body: MESSAGES_JS, contentType: JS },
+  'traces.js': { body: TRACES_JS, contentType: JS },
+  'lag-history.js': { body: LAG_HISTORY_JS, contentType: JS },
+  'system.js': { body: SYSTEM_JS, contentType: JS },
 }
 
 /** FNV-1a over every asset: synchronous and dependency-free; a cache key, not a security hash. */

@@ -22,8 +22,11 @@ export function shellHtml(assetBase: string): string {
     <a href="/console/dlq" data-nav data-section="/console/dlq">Dead letters</a>
     <a href="/console/streams" data-nav data-section="/console/streams">Streams</a>
     <a href="/console/sinks" data-nav data-section="/console/sinks">Sinks</a>
+    <a href="/console/traces" data-nav data-section="/console/traces">Traces</a>
+    <a href="/console/system" data-nav data-section="/console/system">System</a>
   </nav>
-  <button id="refresh" type="button" title="Reload this view's figures">Refresh</button>
+  <span id="live" class="live"></span>
+  <button id="refresh" type="button" title="Reload this view's figures now">Refresh</button>
   <details id="connection"></details>
 </header>
 <main id="main"><p class="muted">Loading…</p><noscript>The console needs JavaScript; the API is at /api/v1.</noscript></main>

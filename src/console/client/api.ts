@@ -23,10 +23,12 @@ export const session = {
 }
 
 export class ApiError extends Error {
-  constructor(status, body) {
+  constructor(status, body, retryAfter = null) {
     super((body && body.error) || ('HTTP ' + status))
     this.status = status
     this.body = body
+    /** Seconds the broker asked us to wait (Retry-After on a 503), or null. */
+    this.retryAfter = retryAfter
   }
 }
 
@@ -47,7 +49,7 @@ export async function api(path, options = {}) {
   } catch {
     body = text
   }
-  if (!res.ok) throw new ApiError(res.status, body)
+  if (!res.ok) throw new ApiError(res.status, body, Number(res.headers.get('retry-after')) || null)
   return body
 }
 

@@ -16,7 +16,7 @@ function s(tag, attrs, ...children) {
   return el
 }
 
-function lineChart(title, times, lines) {
+export function lineChart(title, times, lines) {
   const max = Math.max(1, ...lines.flatMap((l) => l.values.filter((v) => v !== null)))
   const x = (i) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
   const y = (v) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
@@ -38,7 +38,8 @@ function lineChart(title, times, lines) {
       .map((v, i) => (v === null ? '' : (i && l.values[i - 1] !== null ? 'L' : 'M') + x(i).toFixed(1) + ' ' + y(v).toFixed(1)))
       .filter((part) => part !== '')
       .join(' ')
-    svg.append(s('path', { d, class: 'line ' + l.cls }))
+    // The plotted numbers ride along on the path, for a reader (or a test) that wants the values.
+    svg.append(s('path', { d, class: 'line ' + l.cls, 'data-series': l.label, 'data-values': JSON.stringify(l.values) }))
     // A measured minute between two unmeasured ones has no segment to draw: mark it with a dot.
     l.values.forEach((v, i) => {
       if (v !== null && (l.values[i - 1] ?? null) === null && (l.values[i + 1] ?? null) === null) {

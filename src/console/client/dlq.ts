@@ -1,8 +1,8 @@
 // Browser module dlq.js: dead-lettered messages, GET /api/v1/dlq, newest failure first, with each
-// payload shown on demand (the route has already decrypted encrypted ones), and for an admin a
-// Retry button per row (actions.js).
+// payload shown on demand (the route has already decrypted encrypted ones), and for a session that
+// may write a Retry button per row (actions.js).
 export const DLQ_JS = String.raw`
-import { retryButton, isAdmin } from './actions.js'
+import { capabilities, retryButton } from './actions.js'
 import { api, seg } from './api.js'
 import { h, link, num, table, time } from './dom.js'
 
@@ -11,7 +11,7 @@ const PAGE = 50
 export async function dlqView(params, navigate) {
   const queue = params.get('queue')
   const query = '/api/v1/dlq?limit=' + PAGE + (queue !== null ? '&queue=' + seg(queue) : '')
-  const [{ messages, total }, admin] = await Promise.all([api(query), isAdmin()])
+  const [{ messages, total }, caps] = await Promise.all([api(query), capabilities()])
   const list = table([
     { label: 'Failed', cell: (m) => time(m.failedAt) },
     { label: 'Queue', cell: (m) => link('/console/queues/' + seg(m.queue), m.queue) },
@@ -19,10 +19,11 @@ export async function dlqView(params, navigate) {
     { label: 'Group', cell: (m) => m.consumerGroup },
     { label: 'Retries', num: true, cell: (m) => num(m.retryCount) },
     { label: 'Error', cell: (m) => m.errorMessage || '–' },
-    { label: 'Payload', cell: (m) => h('details', {}, h('summary', {}, 'view'),
+    { label: 'Message', cell: (m) => link('/console/messages/' + seg(m.partitionId) + '/' + seg(m.transactionId), 'open') },
+    { label: 'Payload', cell: (m) => h('details', { 'data-key': 'dlq-payload-' + m.id + '-' + m.consumerGroup }, h('summary', {}, 'view'),
         h('pre', { class: 'payload' }, JSON.stringify(m.data, null, 2)),
         h('p', { class: 'muted' }, 'id ' + m.id + ', offset ' + m.offset + ', transaction ' + m.transactionId)) },
-    ...(admin ? [{ label: 'Action', cell: (m) => retryButton(m, navigate) }] : []),
+    ...(caps.write ? [{ label: 'Action', cell: (m) => retryButton(m, navigate) }] : []),
   ], messages, 'The dead-letter queue is empty.')
   list.setAttribute('data-testid', 'dlq')
   return [

@@ -31,17 +31,18 @@ export function orderedOptions(options) {
 /** An in-app link: main.js intercepts clicks on [data-nav] and routes without a reload. */
 export const link = (href, text) => h('a', { href, 'data-nav': true }, text)
 
-/** columns: [{label, cell(row), num?}]; an empty list renders one "none" row. */
-export function table(columns, rows, empty = 'none') {
+/** columns: [{label, cell(row), num?}]; an empty list renders one "none" row; rowAttrs(row) adds attributes to a row. */
+export function table(columns, rows, empty = 'none', rowAttrs = () => ({})) {
   const head = h('tr', {}, columns.map((c) => h('th', { class: c.num ? 'num' : null }, c.label)))
   const body = rows.length
-    ? rows.map((row) => h('tr', {}, columns.map((c) => h('td', { class: c.num ? 'num' : null }, c.cell(row)))))
+    ? rows.map((row) => h('tr', rowAttrs(row), columns.map((c) => h('td', { class: c.num ? 'num' : null }, c.cell(row)))))
     : [h('tr', {}, h('td', { colspan: columns.length, class: 'muted' }, empty))]
   return h('table', {}, h('thead', {}, head), h('tbody', {}, body))
 }
 
 export const num = (n) => (n === null || n === undefined ? '–' : Number(n).toLocaleString('en-US'))
 
+/** Bytes in binary units; the exact count is the title, shown on hover. */
 export function bytes(n) {
   if (n === null || n === undefined) return '–'
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
@@ -51,9 +52,10 @@ export function bytes(n) {
     v /= 1024
     i++
   }
-  return (i === 0 ? String(v) : v.toFixed(1)) + ' ' + units[i]
+  return h('span', { title: Number(n).toLocaleString('en-US') + ' bytes' }, (i === 0 ? String(v) : v.toFixed(1)) + ' ' + units[i])
 }
 
+/** A duration as text (also used inside other text, so a plain string). */
 export function seconds(s) {
   if (s === null || s === undefined) return '–'
   if (s < 120) return Math.round(s) + ' s'
@@ -61,9 +63,24 @@ export function seconds(s) {
   return Math.round(s / 3600) + ' h'
 }
 
-export const time = (iso) => (iso ? new Date(iso).toLocaleString() : '–')
+/** A duration for a table cell: human units, the exact seconds on hover. */
+export const duration = (s) => (s === null || s === undefined ? '–' : h('span', { title: Number(s) + ' s' }, seconds(s)))
 
-/** The reconciler freshness badge: statsAge -1 (never reconciled) or beyond the threshold is stale. */
+/** How long ago, in words; "in …" for an instant in the future. */
+export function ago(iso, now = Date.now()) {
+  const s = (now - new Date(iso).getTime()) / 1000
+  if (Math.abs(s) < 5) return 'just now'
+  return s < 0 ? 'in ' + seconds(-s) : seconds(s) + ' ago'
+}
+
+/** An instant: relative in the cell, the exact local time and ISO value on hover. */
+export const time = (iso) => (iso ? h('time', { datetime: iso, title: new Date(iso).toLocaleString() + ' (' + iso + ')' }, ago(iso)) : '–')
+
+/** A table row that behaves as a link: focusable, Enter or a click opens href (main.js). */
+export function rowLink(href) {
+  return { 'data-href': href, tabindex: 0, class: 'rowlink' }
+}
+
 export function statsBadge(statsAge, staleAfter) {
   const stale = statsAge < 0 || statsAge > staleAfter
   const text = statsAge < 0 ? 'stats never reconciled' : 'stats ' + seconds(statsAge) + ' old'

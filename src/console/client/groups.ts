@@ -1,40 +1,92 @@
-// Browser module groups.js: consumer groups with their lag (GET /api/v1/consumer-groups) and one
-// group's per-partition cursors (GET /api/v1/consumer-groups/:group).
+// Browser module groups.js: consumer groups with their lag (GET /api/v1/consumer-groups), those the
+// broker reports as lagging highlighted (GET /api/v1/consumer-groups/lagging), and one group's
+// cursors per queue and partition (GET /api/v1/consumer-groups/:group) with a chart of its lag
+// over the last hour, sampled by this page (lag-history.js: the broker keeps no per-group history).
 export const GROUPS_JS = String.raw`
+import { capabilities, deleteGroupButton, seekButtons } from './actions.js'
 import { api, seg } from './api.js'
-import { h, link, num, seconds, table, time } from './dom.js'
+import { lineChart } from './chart.js'
+import { duration, h, link, num, rowLink, seconds, table, time } from './dom.js'
+import { lagSamples } from './lag-history.js'
 
-export async function groupsView() {
-  const groups = await api('/api/v1/consumer-groups')
+const QUEUE_MODE = '__QUEUE_MODE__'
+// A group is highlighted when its oldest unconsumed message is at least this old: the 5 minutes
+// at which the broker's own state turns from Stable to Lagging. ?minLag= in the URL overrides it.
+const DEFAULT_MIN_LAG = 300
+
+function minLagOf(params) {
+  const v = Number.parseInt(params?.get('minLag') ?? '', 10)
+  return Number.isFinite(v) && v >= 0 ? v : DEFAULT_MIN_LAG
+}
+
+const laggingKey = (group, queue) => group + '\u0000' + queue
+
+export async function groupsView(params) {
+  const minLag = minLagOf(params)
+  const [groups, lagging] = await Promise.all([api('/api/v1/consumer-groups'), api('/api/v1/consumer-groups/lagging?minLagSeconds=' + minLag)])
+  const late = new Set(lagging.map((l) => laggingKey(l.consumer_group, l.queue_name)))
+  const isLate = (g) => late.has(laggingKey(g.name, g.queueName))
+  const href = (g) => '/console/groups/' + seg(g.name)
   const list = table([
-    { label: 'Group', cell: (g) => link('/console/groups/' + seg(g.name), g.name) },
+    { label: 'Group', cell: (g) => [g.name === QUEUE_MODE ? 'queue mode' : link(href(g), g.name), isLate(g) ? h('span', { class: 'badge stale', 'data-testid': 'lagging-' + g.name }, 'lagging') : null] },
     { label: 'Queue', cell: (g) => link('/console/queues/' + seg(g.queueName), g.queueName) },
     { label: 'State', cell: (g) => h('span', { class: 'state ' + g.state.toLowerCase() }, g.state) },
     { label: 'Members', num: true, cell: (g) => num(g.members) },
     { label: 'Partitions lagging', num: true, cell: (g) => num(g.partitionsWithLag) },
     { label: 'Lag (messages)', num: true, cell: (g) => num(g.totalLag) },
-    { label: 'Max time lag', num: true, cell: (g) => seconds(g.maxTimeLag) },
+    { label: 'Max time lag', num: true, cell: (g) => duration(g.maxTimeLag) },
     { label: 'Subscription', cell: (g) => g.subscriptionMode || '–' },
-  ], groups, 'No consumer groups yet.')
+  ], groups, 'No consumer groups yet.', (g) => ({ ...(g.name === QUEUE_MODE ? {} : rowLink(href(g))), class: isLate(g) ? 'rowlink lagging' : g.name === QUEUE_MODE ? null : 'rowlink' }))
   list.setAttribute('data-testid', 'groups')
-  return [h('h1', {}, 'Consumer groups'), list,
+  const thresholds = [[0, 'any age'], [60, '1 min'], [DEFAULT_MIN_LAG, '5 min'], [3600, '1 h']]
+  return [h('h1', {}, 'Consumer groups'),
+    h('p', { class: 'pager' }, 'Highlight groups with an unconsumed message older than: ',
+      thresholds.map(([s, label]) => (s === minLag ? h('strong', {}, label) : link('/console/groups' + (s === DEFAULT_MIN_LAG ? '' : '?minLag=' + s), label))).flatMap((x) => [x, ' '])),
+    h('p', { class: 'muted', 'data-testid': 'lagging-rule' }, lagging.length
+      ? lagging.length + ' partition cursors have an unconsumed message older than ' + seconds(minLag) + ' (highlighted).'
+      : 'No group has an unconsumed message older than ' + seconds(minLag) + '.'),
+    list,
     h('p', { class: 'muted' }, 'Lag is live: offsets not yet committed by the group. State: Stable under 5 min of lag; Lagging at or above it while still settling; Dead otherwise.')]
 }
 
-export async function groupView(name) {
-  const detail = await api('/api/v1/consumer-groups/' + seg(name))
-  const sections = Object.entries(detail).map(([queue, d]) => [
-    h('h2', {}, link('/console/queues/' + seg(queue), queue), d.conflation ? ' (conflating)' : ''),
-    table([
-      { label: 'Partition', cell: (p) => p.partition },
-      { label: 'Committed offset', num: true, cell: (p) => num(p.committedOffset) },
-      { label: 'Lag', num: true, cell: (p) => num(p.offsetLag) },
-      { label: 'Time lag', num: true, cell: (p) => seconds(p.timeLagSeconds) },
+export async function groupView(name, navigate) {
+  const [detail, groups, lagging, caps] = await Promise.all([api('/api/v1/consumer-groups/' + seg(name)), api('/api/v1/consumer-groups'),
+    api('/api/v1/consumer-groups/lagging?minLagSeconds=' + DEFAULT_MIN_LAG), capabilities()])
+  const mine = groups.filter((g) => g.name === name)
+  const late = new Set(lagging.filter((l) => l.consumer_group === name).map((l) => l.queue_name + '\u0000' + l.partition_name))
+  const queues = Object.keys(detail)
+  const totals = Object.fromEntries(queues.map((q) => [q, detail[q].partitions.reduce((sum, p) => sum + Number(p.offsetLag || 0), 0)]))
+  const history = lagSamples(name, totals)
+  const sections = queues.map((queue) => {
+    const d = detail[queue]
+    const g = mine.find((x) => x.queueName === queue)
+    const cursors = table([
+      { label: 'Partition', cell: (p) => [link('/console/queues/' + seg(queue) + '/partitions/' + seg(p.partition), p.partition), late.has(queue + '\u0000' + p.partition) ? h('span', { class: 'badge stale' }, 'lagging') : null] },
+      { label: 'Next offset to read', num: true, cell: (p) => num(p.committedOffset) },
+      { label: 'Lag', num: true, cell: (p) => h('span', { 'data-testid': 'lag-' + queue + '-' + p.partition }, num(p.offsetLag)) },
+      { label: 'Time lag', num: true, cell: (p) => duration(p.timeLagSeconds) },
       { label: 'Consumed', num: true, cell: (p) => num(p.totalConsumed) },
       { label: 'Last consumed', cell: (p) => time(p.lastConsumedAt) },
       { label: 'Leased', cell: (p) => (p.leaseActive ? 'yes' : 'no') },
-    ], d.partitions),
-  ])
-  return [h('h1', {}, 'Consumer group ', name), sections.length ? sections : h('p', { class: 'muted' }, 'This group is on no queue.')]
+    ], d.partitions, 'No cursor yet.', (p) => ({ class: late.has(queue + '\u0000' + p.partition) ? 'lagging' : null }))
+    cursors.setAttribute('data-testid', 'cursors-' + queue)
+    return [
+      h('div', { class: 'title' },
+        h('h2', {}, link('/console/queues/' + seg(queue), queue), d.conflation ? ' (conflating)' : ''),
+        caps.write ? seekButtons(name, queue, totals[queue], navigate) : null),
+      h('p', { class: 'muted' }, 'Subscription: ', h('strong', { 'data-testid': 'subscription-' + queue }, g?.subscriptionMode || '–'),
+        g?.subscriptionTimestamp ? ' from ' + g.subscriptionTimestamp : '', ' · total lag ', h('strong', { 'data-testid': 'total-lag-' + queue }, num(totals[queue])), ' · state ', g?.state || '–'),
+      cursors,
+    ]
+  })
+  const chart = queues.length ? h('div', { class: 'charts', 'data-testid': 'lag-chart' },
+    lineChart('Lag (messages), sampled while this page is open, last hour', history.times,
+      queues.map((q, i) => ({ label: q, cls: 'lag' + (i % 4), values: history.values(q) })))) : null
+  return [
+    h('div', { class: 'title' }, h('h1', {}, 'Consumer group ', name), caps.admin && queues.length ? deleteGroupButton(name, queues, navigate) : null),
+    sections.length ? sections : h('p', { class: 'muted' }, 'This group is on no queue.'),
+    chart,
+    chart ? h('p', { class: 'muted' }, 'The broker keeps no per-group lag history; this chart is sampled by the console at each refresh and kept in this tab for an hour.') : null,
+  ]
 }
 `

@@ -1,12 +1,13 @@
 // Browser module queue.js: one queue. Options and partitions from GET /api/v1/resources/queues/:q
 // (live), depth per consumer group from .../depth?group= (live), groups from
 // GET /api/v1/consumer-groups, the newest messages from GET /api/v1/status/queues/:q/messages, and
-// the hour chart. An admin also gets the clear and move-to-DLQ buttons (actions.js).
+// the hour chart. Actions (actions.js) as the session's roles allow: move to DLQ (read-write),
+// clear a partition or the queue and delete the queue (admin).
 export const QUEUE_JS = String.raw`
-import { clearPartitionButton, clearQueueButton, isAdmin, moveToDlqButton } from './actions.js'
+import { capabilities, clearPartitionButton, clearQueueButton, deleteQueueButton, moveToDlqButton } from './actions.js'
 import { api, seg } from './api.js'
 import { hourCharts } from './chart.js'
-import { bytes, h, link, num, orderedOptions, table, time } from './dom.js'
+import { bytes, h, link, num, orderedOptions, rowLink, table, time } from './dom.js'
 
 const QUEUE_MODE = '__QUEUE_MODE__'
 
@@ -27,8 +28,11 @@ const RECENT = 20
 
 export async function queueView(name, navigate) {
   const path = '/api/v1/resources/queues/' + seg(name)
-  const [q, depths, recent, admin] = await Promise.all([api(path), groupDepths(name),
-    api('/api/v1/status/queues/' + seg(name) + '/messages?limit=' + RECENT), isAdmin()])
+  const [q, depths, recent, caps] = await Promise.all([api(path), groupDepths(name),
+    api('/api/v1/status/queues/' + seg(name) + '/messages?limit=' + RECENT), capabilities()])
+  const admin = caps.admin
+  const partitionHref = (p) => '/console/queues/' + seg(name) + '/partitions/' + seg(p)
+  const messageHref = (m) => '/console/messages/' + seg(m.partitionId) + '/' + seg(m.transactionId)
   const options = table([
     { label: 'Option', cell: ([k]) => h('code', {}, k) },
     { label: 'Value', cell: ([k, v]) => h('span', { 'data-option': k }, optionValue(v)) },
@@ -36,7 +40,7 @@ export async function queueView(name, navigate) {
   options.setAttribute('data-testid', 'options')
   options.classList.add('compact')
   const partitions = table([
-    { label: 'Partition', cell: (p) => p.name },
+    { label: 'Partition', cell: (p) => link(partitionHref(p.name), p.name) },
     { label: 'Total', num: true, cell: (p) => num(p.stats.total) },
     { label: 'Pending', num: true, cell: (p) => num(p.stats.pending) },
     { label: 'Processing', num: true, cell: (p) => num(p.stats.processing) },
@@ -45,16 +49,16 @@ export async function queueView(name, navigate) {
     { label: 'Oldest', cell: (p) => time(p.oldestMessage) },
     { label: 'Newest', cell: (p) => time(p.newestMessage) },
     ...(admin ? [{ label: 'Action', cell: (p) => clearPartitionButton(name, p.name, p.stats.total, navigate) }] : []),
-  ], q.partitions, 'No partitions yet: the first push creates one.')
+  ], q.partitions, 'No partitions yet: the first push creates one.', (p) => rowLink(partitionHref(p.name)))
   partitions.setAttribute('data-testid', 'partitions')
   const messages = table([
     { label: 'Created', cell: (m) => time(m.createdAt) },
     { label: 'Partition', cell: (m) => m.partition },
     { label: 'Offset', num: true, cell: (m) => num(m.offset) },
-    { label: 'Transaction', cell: (m) => h('code', {}, m.transactionId) },
+    { label: 'Transaction', cell: (m) => h('a', { href: messageHref(m), 'data-nav': true }, h('code', {}, m.transactionId)) },
     { label: 'Status', cell: (m) => m.status },
-    ...(admin ? [{ label: 'Action', cell: (m) => (m.status === 'dead_letter' ? '–' : moveToDlqButton(m, navigate)) }] : []),
-  ], recent, 'No retained messages.')
+    ...(caps.write ? [{ label: 'Action', cell: (m) => (m.status === 'dead_letter' ? '–' : moveToDlqButton(m, navigate)) }] : []),
+  ], recent, 'No retained messages.', (m) => rowLink(messageHref(m)))
   messages.setAttribute('data-testid', 'messages')
   // For a conflating group pending is log depth and effectivePending the handler calls left (work
   // depth); both are shown so a huge pending over a small work depth reads as healthy.
@@ -75,16 +79,17 @@ export async function queueView(name, navigate) {
       h('span', { class: 'actions' },
         link('/console/queues/' + seg(name) + '/edit', 'Edit options'),
         link('/console/dlq?queue=' + seg(name), 'Dead letters'),
-        admin ? clearQueueButton(name, q.totals.total, navigate) : null)),
+        admin ? clearQueueButton(name, q.totals.total, navigate) : null,
+        admin ? deleteQueueButton(name, q.totals.total, navigate) : null)),
     h('dl', { class: 'facts' },
       h('dt', {}, 'Namespace / task'), h('dd', {}, [q.namespace, q.task].filter(Boolean).join(' / ') || '–'),
       h('dt', {}, 'Created'), h('dd', {}, time(q.createdAt)),
       h('dt', {}, 'Pending / processing'), h('dd', {}, num(t.pending) + ' / ' + num(t.processing)),
-      h('dt', {}, 'Retained'), h('dd', {}, num(t.total) + ' messages in ' + num(q.segments.segments) + ' segments, ' + bytes(q.retainedBytes)),
+      h('dt', {}, 'Retained'), h('dd', {}, num(t.total) + ' messages in ' + num(q.segments.segments) + ' segments, ', bytes(q.retainedBytes)),
       h('dt', {}, 'Dead-lettered'), h('dd', {}, num(t.deadLetter))),
     h('h2', {}, 'Depth per consumer group'), depth,
     h('h2', {}, 'Partitions'), partitions,
-    h('h2', {}, 'Newest messages'), messages,
+    h('h2', {}, 'Newest messages (all partitions; open a partition to browse it)'), messages,
     await hourCharts(name),
     h('h2', {}, 'Options (all 21)'), options,
   ]

@@ -3,7 +3,7 @@
 // keeps retention from deleting (a sink that stopped makes the queue grow up to the hold's cap).
 export const SINKS_JS = String.raw`
 import { api, seg } from './api.js'
-import { h, link, num, seconds, table, time } from './dom.js'
+import { duration, h, link, num, table, time } from './dom.js'
 
 export async function sinksView() {
   const { sinks } = await api('/api/v1/sinks')
@@ -13,7 +13,7 @@ export async function sinksView() {
     { label: 'State', cell: (s) => (s.running ? 'running' : s.ran ? 'stopped' : 'never ran') },
     { label: 'Committed up to', cell: (s) => time(s.windowEnd) },
     { label: 'Lag (frames)', num: true, cell: (s) => num(s.lagFrames) },
-    { label: 'Lag', num: true, cell: (s) => seconds(s.lagSeconds) },
+    { label: 'Lag', num: true, cell: (s) => duration(s.lagSeconds) },
     { label: 'Archived', num: true, cell: (s) => num(s.framesArchived) },
     { label: 'Last object', cell: (s) => (s.lastObject ? h('code', {}, s.lastObject) : '–') },
     { label: 'Hold', cell: (s) => (!s.holdNamesSink ? 'no hold' : s.holdingRetention ? h('span', { class: 'badge stale' }, 'holding retention') : 'not holding') },

@@ -1,0 +1,158 @@
+// Browser module messages.js: the message browser. A partition's retained messages newest first,
+// a page at a time (GET /api/v1/messages, no payloads), with each group's cursor beside them (GET
+// /api/v1/consumer-groups/:group) so "consumed by" is the cursor compared with the offset; one
+// message with its payload, its groups and its traces (GET /api/v1/messages/:pid/:txn,
+// /api/v1/traces/:pid/:txn, /api/v1/dlq); and a search by transaction id over a queue's partitions.
+export const MESSAGES_JS = String.raw`
+import { capabilities, groupLabel, moveToDlqButton, retryButton } from './actions.js'
+import { api, seg } from './api.js'
+import { h, link, num, rowLink, table, time } from './dom.js'
+
+const PAGE = 50
+// The listing filters by creation time and defaults to the last hour; the browser wants all that is retained.
+const EPOCH = '1970-01-01T00:00:00.000Z'
+const QUEUE_MODE = '__QUEUE_MODE__'
+const STATUSES = ['pending', 'processing', 'completed', 'dead_letter']
+
+const messageHref = (m) => '/console/messages/' + seg(m.partitionId) + '/' + seg(m.transactionId)
+const groupName = (g) => (g === QUEUE_MODE ? 'queue mode' : g)
+
+/** Formatted JSON for a payload, in a scrollable block; a string payload is shown as it is. */
+export function payloadBlock(data, testid) {
+  return h('pre', { class: 'payload', 'data-testid': testid }, typeof data === 'string' ? data : JSON.stringify(data, null, 2))
+}
+
+/** Each group on the queue with its cursor on one partition: committedOffset is the next offset it will read. */
+async function cursorsOn(queue, partition) {
+  const groups = (await api('/api/v1/consumer-groups')).filter((g) => g.queueName === queue)
+  const details = await Promise.all(groups.map((g) => api('/api/v1/consumer-groups/' + seg(g.name))))
+  return groups.map((g, i) => {
+    const p = (details[i][queue]?.partitions || []).find((x) => x.partition === partition)
+    return { group: g.name, subscriptionMode: g.subscriptionMode, cursor: p ? p.committedOffset : null, lag: p ? p.offsetLag : null, leaseActive: p ? p.leaseActive : false }
+  })
+}
+
+function searchForm(queue, navigate) {
+  const input = h('input', { type: 'text', name: 'transactionId', placeholder: 'transaction id', 'data-key': 'find-txn', 'data-testid': 'find-txn', size: 40, 'aria-label': 'Transaction id' })
+  const form = h('form', { method: 'post', class: 'inline-form', role: 'search' }, input, h('button', { type: 'submit' }, 'Find message'))
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    if (input.value.trim()) navigate('/console/queues/' + seg(queue) + '/find?transactionId=' + seg(input.value.trim()))
+  })
+  return form
+}
+
+export async function partitionView(queue, partition, params, navigate) {
+  const page = Math.max(0, Number.parseInt(params.get('page') || '0', 10) || 0)
+  const status = STATUSES.includes(params.get('status')) ? params.get('status') : null
+  const query = new URLSearchParams({ queue, partition, from: EPOCH, to: new Date(Date.now() + 60_000).toISOString(), limit: String(PAGE), offset: String(page * PAGE) })
+  if (status) query.set('status', status)
+  const [{ messages }, cursors, caps] = await Promise.all([api('/api/v1/messages?' + query), cursorsOn(queue, partition), capabilities()])
+  const here = '/console/queues/' + seg(queue) + '/partitions/' + seg(partition)
+  const at = (p, s = status) => here + '?' + new URLSearchParams({ ...(p ? { page: String(p) } : {}), ...(s ? { status: s } : {}) })
+  const consumedBy = (m) => cursors.filter((c) => c.cursor !== null && c.cursor > m.offset).map((c) => groupName(c.group))
+  const list = table([
+    { label: 'Offset', num: true, cell: (m) => num(m.offset) },
+    { label: 'Created', cell: (m) => time(m.createdAt) },
+    { label: 'Transaction', cell: (m) => h('a', { href: messageHref(m), 'data-nav': true }, h('code', {}, m.transactionId)) },
+    { label: 'Trace', cell: (m) => (m.traceId ? h('code', { class: 'short', title: m.traceId }, m.traceId.slice(0, 8) + '…') : '–') },
+    { label: 'Status', cell: (m) => h('span', { class: 'status-' + m.status }, m.status) },
+    { label: 'Consumed by', cell: (m) => {
+      const by = consumedBy(m)
+      return by.length ? by.join(', ') : h('span', { class: 'muted' }, 'no group yet')
+    } },
+    ...(caps.write ? [{ label: 'Action', cell: (m) => (m.status === 'dead_letter' ? '–' : moveToDlqButton(m, navigate)) }] : []),
+  ], messages, page ? 'No messages on this page.' : 'No retained messages in this partition.', (m) => ({ ...rowLink(messageHref(m)), 'data-offset': m.offset }))
+  list.setAttribute('data-testid', 'partition-messages')
+  const offsets = messages.map((m) => m.offset)
+  const range = offsets.length ? 'offsets ' + num(Math.max(...offsets)) + ' down to ' + num(Math.min(...offsets)) : 'no offsets'
+  const cursorTable = table([
+    { label: 'Consumer group', cell: (c) => (c.group === QUEUE_MODE ? 'queue mode' : link('/console/groups/' + seg(c.group), c.group)) },
+    { label: 'Subscription', cell: (c) => c.subscriptionMode || '–' },
+    { label: 'Next offset to read', num: true, cell: (c) => (c.cursor === null ? 'not started' : num(c.cursor)) },
+    { label: 'Lag', num: true, cell: (c) => num(c.lag) },
+    { label: 'Leased', cell: (c) => (c.leaseActive ? 'yes' : 'no') },
+  ], cursors, 'No consumer group reads this queue yet.')
+  cursorTable.setAttribute('data-testid', 'partition-cursors')
+  return [
+    h('div', { class: 'title' },
+      h('h1', {}, 'Messages of ', link('/console/queues/' + seg(queue), queue), ' / ', partition),
+      searchForm(queue, navigate)),
+    h('h2', {}, 'Cursors on this partition'), cursorTable,
+    h('h2', {}, 'Newest first, ', h('span', { 'data-testid': 'offset-range' }, range)),
+    h('p', { class: 'pager' },
+      'Status: ', [null, ...STATUSES].map((s) => (s === status ? h('strong', {}, s || 'all') : link(at(0, s), s || 'all'))).flatMap((x) => [x, ' ']),
+      ' · ', page > 0 ? link(at(page - 1), '← Newer') : h('span', { class: 'muted' }, '← Newer'), ' ',
+      messages.length === PAGE ? link(at(page + 1), 'Older →') : h('span', { class: 'muted' }, 'Older →')),
+    list,
+    h('p', { class: 'muted' }, 'A group has consumed a message when its cursor (the next offset it will read) is past the message\'s offset. Rows open with Enter or a click.'),
+  ]
+}
+
+/** Search by transaction id: the key is (partition, transaction id), so every partition of the queue is asked. */
+export async function findView(queue, params, navigate) {
+  const txn = (params.get('transactionId') || '').trim()
+  const { partitions } = await api('/api/v1/resources/partitions?limit=1000&queue=' + seg(queue))
+  const found = txn === '' ? [] : (await Promise.all(partitions.map((p) =>
+    api('/api/v1/messages/' + seg(p.id) + '/' + seg(txn)).catch((error) => {
+      if (error.status === 404) return null
+      throw error
+    })))).filter(Boolean)
+  const list = table([
+    { label: 'Partition', cell: (m) => link('/console/queues/' + seg(queue) + '/partitions/' + seg(m.partition), m.partition) },
+    { label: 'Offset', num: true, cell: (m) => num(m.offset) },
+    { label: 'Status', cell: (m) => m.status },
+    { label: 'Transaction', cell: (m) => h('a', { href: messageHref(m), 'data-nav': true }, h('code', {}, m.transactionId)) },
+  ], found, 'No retained message of ' + queue + ' has transaction id "' + txn + '" (' + partitions.length + ' partitions searched).', (m) => rowLink(messageHref(m)))
+  list.setAttribute('data-testid', 'found')
+  return [h('div', { class: 'title' }, h('h1', {}, 'Find in ', link('/console/queues/' + seg(queue), queue)), searchForm(queue, navigate)), list]
+}
+
+export async function messageView(partitionId, transactionId, navigate) {
+  const key = seg(partitionId) + '/' + seg(transactionId)
+  const [m, { traces }, caps] = await Promise.all([api('/api/v1/messages/' + key), api('/api/v1/traces/' + key), capabilities()])
+  const [dead, cursors] = await Promise.all([
+    api('/api/v1/dlq?limit=1000&queue=' + seg(m.queue) + '&partition=' + seg(m.partition)),
+    cursorsOn(m.queue, m.partition),
+  ])
+  const letters = dead.messages.filter((d) => d.transactionId === m.transactionId)
+  const rows = cursors.map((c) => ({ ...c, consumed: c.cursor !== null && c.cursor > m.offset, letter: letters.find((d) => d.consumerGroup === c.group) }))
+  const groups = table([
+    { label: 'Consumer group', cell: (r) => (r.group === QUEUE_MODE ? 'queue mode' : link('/console/groups/' + seg(r.group), r.group)) },
+    { label: 'Next offset to read', num: true, cell: (r) => (r.cursor === null ? 'not started' : num(r.cursor)) },
+    { label: 'Consumed', cell: (r) => (r.consumed ? 'yes' : h('strong', { class: 'warn' }, 'not yet')) },
+    { label: 'Dead letter', cell: (r) => (r.letter ? [time(r.letter.failedAt), ' ', r.letter.errorMessage || ''] : '–') },
+    ...(caps.write ? [{ label: 'Action', cell: (r) => (r.letter ? retryButton(r.letter, navigate) : '–') }] : []),
+  ], rows, 'No consumer group reads this queue yet.')
+  groups.setAttribute('data-testid', 'message-groups')
+  const traceTable = table([
+    { label: 'When', cell: (t) => time(t.created_at) },
+    { label: 'Event', cell: (t) => t.event_type },
+    { label: 'Group', cell: (t) => groupName(t.consumer_group) },
+    { label: 'Worker', cell: (t) => t.worker_id || '–' },
+    { label: 'Trace names', cell: (t) => (t.trace_names || []).map((n) => link('/console/traces/' + seg(n), n)).flatMap((x) => [x, ' ']) },
+    { label: 'Data', cell: (t) => payloadBlock(t.data) },
+  ], traces, 'No trace recorded for this message.')
+  traceTable.setAttribute('data-testid', 'message-traces')
+  return [
+    h('div', { class: 'title' },
+      h('h1', {}, 'Message ', h('code', { 'data-testid': 'message-txn' }, m.transactionId)),
+      h('span', { class: 'actions' },
+        link('/console/queues/' + seg(m.queue) + '/partitions/' + seg(m.partition), 'Partition ' + m.partition),
+        caps.write && m.status !== 'dead_letter' ? moveToDlqButton({ ...m }, navigate) : null)),
+    h('dl', { class: 'facts', 'data-testid': 'message-facts' },
+      h('dt', {}, 'Queue / partition'), h('dd', {}, link('/console/queues/' + seg(m.queue), m.queue), ' / ', m.partition),
+      h('dt', {}, 'Offset'), h('dd', {}, num(m.offset)),
+      h('dt', {}, 'Status'), h('dd', {}, m.status),
+      h('dt', {}, 'Created'), h('dd', {}, time(m.createdAt)),
+      h('dt', {}, 'Transaction id'), h('dd', {}, h('code', {}, m.transactionId)),
+      h('dt', {}, 'Trace id'), h('dd', { 'data-testid': 'message-trace-id' }, m.traceId ? h('code', {}, m.traceId) : '–'),
+      h('dt', {}, 'Retries'), h('dd', {}, num(m.retryCount)),
+      h('dt', {}, 'Last error'), h('dd', {}, m.errorMessage || '–'),
+      h('dt', {}, 'Encrypted'), h('dd', {}, m.isEncrypted ? 'yes (shown decrypted)' : 'no')),
+    h('h2', {}, 'Payload'), payloadBlock(m.payload, 'payload'),
+    h('h2', {}, 'Consumer groups'), groups,
+    h('h2', {}, 'Traces'), traceTable,
+  ]
+}
+`
