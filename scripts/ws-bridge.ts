@@ -58,7 +58,7 @@ export async function startWsBridge(options: { port?: number; host?: string; lin
     const to = target(request)
     if (!to) return refuse(socket, '403 Forbidden')
     const link = options.link?.() ?? directLink
-    void (link.open?.() ?? Promise.resolve()).then(() => wss.handleUpgrade(request, socket, head, (ws) => {
+    const upgrade = () => wss.handleUpgrade(request, socket, head, (ws) => {
       // net.Socket queues writes made while it is still connecting, so nothing is lost.
       const tcp = createConnection(to)
       tcp.setNoDelay(true)
@@ -69,7 +69,10 @@ export async function startWsBridge(options: { port?: number; host?: string; lin
       ws.on('error', () => tcp.destroy())
       tcp.on('close', () => ws.close())
       tcp.on('error', () => ws.terminate())
-    }))
+    })
+    // Without a link that waits, the upgrade is answered at once, as it always was.
+    if (link.open) void link.open().then(upgrade)
+    else upgrade()
   })
 
   await new Promise<void>((resolve, reject) => {
