@@ -130,3 +130,25 @@ export async function checkStatementTimeout(db: Queryable): Promise<void> {
     )
   }
 }
+
+/**
+ * The database carries exactly the migrations this code knows, the newest included: a database
+ * that is behind (a new database not yet migrated, or one that was down when the others were)
+ * must not be served, since its procedures are not the ones the routes expect (docs/placement.md).
+ */
+export async function checkSchemaCurrent(db: Queryable, known: readonly SqlFile[] = migrations): Promise<void> {
+  let newest: string | null
+  try {
+    const { rows } = await db.query(
+      `select case when to_regclass('queen.schema_migrations') is null then null
+                   else (select max(name) from queen.schema_migrations) end as newest`,
+    )
+    newest = (rows[0]?.newest as string | null) ?? null
+  } catch (error) {
+    throw toDbError(error)
+  }
+  const expected = known.at(-1)?.name ?? null
+  if (newest !== expected) {
+    throw new MigrationError(`database schema is at ${newest ?? 'nothing'}, this code needs ${expected}: run \`npm run db:migrate\``)
+  }
+}
