@@ -139,11 +139,10 @@ export async function checkStatementTimeout(db: Queryable): Promise<void> {
 export async function checkSchemaCurrent(db: Queryable, known: readonly SqlFile[] = migrations): Promise<void> {
   let newest: string | null
   try {
-    const { rows } = await db.query(
-      `select case when to_regclass('queen.schema_migrations') is null then null
-                   else (select max(name) from queen.schema_migrations) end as newest`,
-    )
-    newest = (rows[0]?.newest as string | null) ?? null
+    // Two statements: a query naming a missing table fails at parse time, whatever guards it.
+    const { rows: exists } = await db.query(`select to_regclass('queen.schema_migrations') is not null as present`)
+    if (exists[0]?.present !== true) newest = null
+    else newest = ((await db.query('select max(name) as newest from queen.schema_migrations')).rows[0]?.newest as string | null) ?? null
   } catch (error) {
     throw toDbError(error)
   }
