@@ -156,21 +156,18 @@ as $$
   ) as v (ord, name, pk, scope, derived)
 $$;
 
--- _placement_table: one catalog entry by name. Raises QM400 for a table that is not tenant-scoped,
--- so no caller can export or import anything else.
-create or replace function queen._placement_table(p_table text)
+-- _placement_table: the primary-key columns and tenant predicate of one catalog entry, by name.
+-- Raises QM400 for a table that is not tenant-scoped, so no caller can export or import anything else.
+create or replace function queen._placement_table(p_table text, out o_pk text[], out o_scope text)
 returns record
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
-declare
-  v_entry record;
 begin
-  select * into v_entry from _placement_tables() t where t.name = p_table;
+  select t.pk, t.scope into o_pk, o_scope from _placement_tables() t where t.name = p_table;
   if not found then
     raise exception using errcode = 'QM400', message = format('table: %s is not a tenant-scoped table', p_table);
   end if;
-  return v_entry;
 end
 $$;
 
@@ -184,18 +181,20 @@ language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_entry record := _placement_table(p_table);
+  v_pk text[];
+  v_scope text;
   v_t text;
   v_k text;
   v_rows jsonb;
 begin
-  select string_agg(format('t.%I', c), ', '), string_agg(format('k.%I', c), ', ') into v_t, v_k from unnest(v_entry.pk) c;
+  select o_pk, o_scope into v_pk, v_scope from _placement_table(p_table);
+  select string_agg(format('t.%I', c), ', '), string_agg(format('k.%I', c), ', ') into v_t, v_k from unnest(v_pk) c;
   execute format(
     'select coalesce(jsonb_agg(to_jsonb(t) order by %1$s), ''[]''::jsonb) from (
        select t.* from queen.%2$I t
         where (%3$s) and ($2::jsonb is null or (%1$s) > (select %4$s from jsonb_populate_record(null::queen.%2$I, $2) k))
         order by %1$s limit $3) t',
-    v_t, p_table, v_entry.scope, v_k)
+    v_t, p_table, v_scope, v_k)
   using p_tenant, p_after, greatest(1, p_limit) into v_rows;
   return jsonb_build_object('rows', v_rows,
     'next', case when jsonb_array_length(v_rows) < greatest(1, p_limit) then null else v_rows -> -1 end);
@@ -211,10 +210,10 @@ language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_entry record := _placement_table(p_table);
   v_n bigint;
 begin
-  execute format('insert into queen.%1$I select * from jsonb_populate_recordset(null::queen.%1$I, $1)', v_entry.name) using p_rows;
+  perform _placement_table(p_table);
+  execute format('insert into queen.%1$I select * from jsonb_populate_recordset(null::queen.%1$I, $1)', p_table) using p_rows;
   get diagnostics v_n = row_count;
   return jsonb_build_object('imported', v_n);
 end
@@ -258,7 +257,7 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_n bigint;
-  v_total bigint := 0;
+  v_total bigint := 0::bigint;
 begin
   delete from log_txns where partition_id in (select p.id from log_partitions p join queues q on q.id = p.queue_id where q.tenant_id = p_tenant);
   get diagnostics v_n = row_count;
