@@ -409,7 +409,7 @@ describe('the worker in workerd', () => {
       expect(await tenantsIn(west)).toEqual(['edge-b'])
       expect(await tenantsIn(database)).toEqual(['edge-c'])
       const popped = await placed.fetch('/api/v1/pop/queue/placed?wait=false', as('edge-b'))
-      expect(popped.body.messages.map((m: { data: unknown }) => m.data)).toEqual(['edge-b'])
+      expect((popped.body as { messages: { data: unknown }[] }).messages.map((m) => m.data)).toEqual(['edge-b'])
 
       await placed.scheduled()
       const deadline = Date.now() + 10_000
