@@ -12,7 +12,8 @@ export interface LaneTimers {
   stop(): Promise<void>
 }
 
-export function startLaneTimers(db: Database, config: Config, log: Logger): LaneTimers {
+/** `database` names the database in the log lines (docs/placement.md: lanes run per database). */
+export function startLaneTimers(db: Database, config: Config, log: Logger, database = 'default'): LaneTimers {
   let stopped = false
   const timers = new Set<ReturnType<typeof setTimeout>>()
   const running = new Set<Promise<unknown>>()
@@ -24,9 +25,9 @@ export function startLaneTimers(db: Database, config: Config, log: Logger): Lane
       if (stopped) return
       const timer = setTimeout(() => {
         timers.delete(timer)
-        const work = runLane(db, lane, { config, budgetMs: Math.min(interval, 20_000) })
-          .then((run) => run.claimed && log.info('lane', { ...run }))
-          .catch((error) => log.error('lane failed', { lane: lane.name, ...describeError(error) }))
+        const work = runLane(db, lane, { config, budgetMs: Math.min(interval, 20_000), database })
+          .then((run) => run.claimed && log.info('lane', { database, ...run }))
+          .catch((error) => log.error('lane failed', { database, lane: lane.name, ...describeError(error) }))
           .finally(() => {
             running.delete(work)
             schedule()

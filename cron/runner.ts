@@ -25,10 +25,13 @@ export interface RunOptions {
   force?: boolean
   /** Pins database time, for tests. */
   now?: Date
+  /** The database's name (docs/placement.md), for the adaptive step size; 'default' when unset. */
+  database?: string
 }
 
-// Step size adapts per lane and process (ENGINE 8.4): halve after a statement timeout, grow by
-// 10 % after a fast step, never above the lane's default or below 10.
+// Step size adapts per lane, database and process (ENGINE 8.4): halve after a statement timeout,
+// grow by 10 % after a fast step, never above the lane's default or below 10. Keyed by database
+// name too, since each database (docs/placement.md) has its own load.
 const limits = new Map<string, number>()
 const FAST_STEP_MS = 2000
 
@@ -37,6 +40,7 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
   const run: LaneRun = { lane: lane.name, claimed: false, processed: 0, steps: 0, ms: 0, complete: false }
   const step = lane.step
   if (!step) return run
+  const key = `${options.database ?? 'default'}:${lane.name}`
 
   const token = crypto.randomUUID()
   const ttl = `${options.config.LANE_LEASE_SECONDS} seconds`
@@ -55,7 +59,7 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
   let failure: unknown
   try {
     for (;;) {
-      const limit = limits.get(lane.name) ?? lane.defaultLimit
+      const limit = limits.get(key) ?? lane.defaultLimit
       const stepStarted = Date.now()
       try {
         const result = await step(db, { next, limit, now: options.now, config: options.config })
@@ -65,10 +69,10 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
       } catch (error) {
         // A step that times out even at the smallest size is a real failure, not a sizing problem.
         if (!(error instanceof DbError && error.sqlstate === '57014') || limit <= 10) throw error
-        limits.set(lane.name, Math.max(10, Math.floor(limit / 2)))
+        limits.set(key, Math.max(10, Math.floor(limit / 2)))
         continue
       }
-      if (Date.now() - stepStarted < FAST_STEP_MS) limits.set(lane.name, Math.min(lane.defaultLimit, Math.ceil(limit * 1.1)))
+      if (Date.now() - stepStarted < FAST_STEP_MS) limits.set(key, Math.min(lane.defaultLimit, Math.ceil(limit * 1.1)))
       if (next === null) {
         run.complete = true
         break

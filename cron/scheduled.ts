@@ -10,18 +10,19 @@ import { runLane, type LaneRun } from './runner.js'
 const INVOCATION_BUDGET_MS = 45_000
 const LANE_BUDGET_MS = 20_000
 
-export async function runDueLanes(db: Database, config: Config, log: Logger): Promise<LaneRun[]> {
+/** `database` names the database (docs/placement.md): scheduled() calls this once per database. */
+export async function runDueLanes(db: Database, config: Config, log: Logger, database = 'default'): Promise<LaneRun[]> {
   const deadline = Date.now() + INVOCATION_BUDGET_MS
   const runs: LaneRun[] = []
   for (const lane of LANES) {
     const left = deadline - Date.now()
     if (left <= 0) break
     try {
-      const run = await runLane(db, lane, { config, budgetMs: Math.min(LANE_BUDGET_MS, left) })
+      const run = await runLane(db, lane, { config, budgetMs: Math.min(LANE_BUDGET_MS, left), database })
       runs.push(run)
-      if (run.claimed) log.info('lane', { ...run })
+      if (run.claimed) log.info('lane', { database, ...run })
     } catch (error) {
-      log.error('lane failed', { lane: lane.name, ...describeError(error) })
+      log.error('lane failed', { database, lane: lane.name, ...describeError(error) })
     }
   }
   return runs

@@ -36,6 +36,9 @@ export function bindsSinkBucket(toml: string): boolean {
 export async function deployRefusal(toml: string, env: Record<string, string | undefined>, remoteSecrets: ReadonlySet<string> | null): Promise<string | null> {
   const merged: Record<string, string | undefined> = { ...wranglerVars(toml), ...env }
   for (const name of remoteSecrets ?? []) merged[name] ??= SET_REMOTELY
+  // QUEEN_DATABASES holds credentials, so it is a secret too; its JSON cannot be read back, so a
+  // remote value counts as present and is validated by the Worker at its first event (D22).
+  if (merged.QUEEN_DATABASES === SET_REMOTELY) delete merged.QUEEN_DATABASES
   try {
     const config = loadConfig(merged, 'workers')
     // The PEM import the Worker does at its first event, done here so a bad key never ships; a key

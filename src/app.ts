@@ -1,7 +1,7 @@
 // createApp(deps) builds the whole broker as one Hono app. It knows no runtime: src/node.ts and
 // src/worker.ts hand it configuration and a way to reach the database, nothing else.
 import { Hono } from 'hono'
-import type { Context } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import type { Config } from './config.js'
 import type { Database } from './db/database.js'
 import { toHttpError } from './errors.js'
@@ -19,12 +19,21 @@ import { createPopWaker, type PopWaker } from './pop-waker.js'
 import { allPages } from './pages/index.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
+import { createPlacementCache } from './db/placement/placement-cache.js'
+import { createPlacementRouter, createReadiness, type PlacementRouter } from './db/placement/router.js'
+import { singleDatabaseSet } from './db/placement/database-set.js'
+import { placementService } from './db/placement/service.js'
 
 export interface AppDeps {
   config: Config
   log: Logger
-  /** The database for one request: Node returns its process pool, the Worker a per-request pool. */
-  database(c: Context<AppEnv>): Database
+  /**
+   * The databases and the placement map (docs/placement.md): Node hands one router for the process,
+   * the Worker one per request. Each request's database is its tenant's, resolved after the guard.
+   */
+  placement?(c: Context<AppEnv>): PlacementRouter
+  /** A single database for every request (tests); used when no placement router is given. */
+  database?(c: Context<AppEnv>): Database
   authenticate?: Authenticator
   /** Defaults to every route of the broker; tests may mount a subset. */
   routes?: RouteDef[]
@@ -50,15 +59,23 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use(async (c, next) => {
     c.set('config', config)
     c.set('log', log)
-    c.set('db', deps.database(c))
     c.set('popWaker', popWaker)
     c.set('metrics', metrics)
     await next()
   })
 
   for (const def of deps.pages ?? allPages()) app.get(def.path, def.handler)
+  const routerOf = placementRouters(deps, config.PLACEMENT_CACHE_TTL_MS)
+  // After the guard, which settles the tenant: the request's database is its tenant's (one cache
+  // read; a directory read once per TTL), chosen before the handler's one round trip.
+  const placeRequest: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const router = routerOf(c)
+    c.set('placement', placementService(router, log))
+    c.set('db', await router.forTenant(c.get('tenant')))
+    await next()
+  }
   for (const def of deps.routes ?? allRoutes(VERSION)) {
-    app.on(def.method, def.path, routeGuard(def, config, authenticate), def.handler)
+    app.on(def.method, def.path, routeGuard(def, config, authenticate), placeRequest, def.handler)
   }
 
   app.notFound((c) => c.json({ error: 'Not found', code: 'not_found' }, 404))
@@ -72,4 +89,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   })
 
   return app
+}
+
+// Apps built around one bare Database (tests) get a router of one, made once per Database.
+function placementRouters(deps: AppDeps, ttlMs: number): (c: Context<AppEnv>) => PlacementRouter {
+  if (deps.placement) return deps.placement
+  const database = deps.database
+  if (!database) throw new Error('createApp needs placement or database')
+  const routers = new WeakMap<Database, PlacementRouter>()
+  return (c) => {
+    const db = database(c)
+    let router = routers.get(db)
+    if (!router) routers.set(db, (router = createPlacementRouter(singleDatabaseSet(db), createPlacementCache({ ttlMs }), createReadiness())))
+    return router
+  }
 }

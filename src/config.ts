@@ -35,6 +35,32 @@ function base64Length(v: string): number {
 
 const TENANCY_HEADER = /^[A-Za-z0-9-]+$/
 
+// QUEEN_DATABASES (docs/placement.md): a JSON object of named databases besides the default one
+// (DATABASE_URL, named `default`). A value is a PostgreSQL connection string, or on Workers
+// `binding:<NAME>` naming a Hyperdrive binding. JSON, not `name=url,…`: connection strings may hold
+// commas and equals signs in their query part.
+export const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/
+const databaseTarget = z
+  .string()
+  .regex(/^(postgres(ql)?:\/\/.+|binding:[A-Za-z_][A-Za-z0-9_]*)$/, 'values must be postgres:// connection strings or binding:<NAME>')
+const databaseMap = z
+  .string()
+  .transform((v, ctx) => {
+    try {
+      return JSON.parse(v) as unknown
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of name -> connection string' })
+      return z.NEVER
+    }
+  })
+  .pipe(
+    z
+      .record(z.string().regex(DATABASE_NAME, 'names must be 1-63 characters of a-z 0-9 _, starting with a letter'), databaseTarget, {
+        error: 'must be a JSON object of name -> connection string',
+      })
+      .refine((m) => !('default' in m), 'must not name `default` (that is DATABASE_URL)'),
+  )
+
 /** One documented variable: its parser, its default per runtime (undefined = unset), and its meaning. */
 interface Variable {
   schema: z.ZodType
@@ -46,6 +72,8 @@ export const VARIABLES = {
   PORT: { schema: int(1, 65535), default: '6632', meaning: 'Node listen port' },
   HOST: { schema: text, default: '127.0.0.1', meaning: 'Node listen address' },
   DATABASE_URL: { schema: text, meaning: 'PostgreSQL connection string (unset on Node: embedded PostgreSQL; on Workers: the Neon pooled endpoint, a secret)' },
+  QUEEN_DATABASES: { schema: databaseMap, meaning: 'named databases for tenant placement, a JSON object `{"eu":"postgres://…"}` (on Workers a value may be `binding:<NAME>`, a Hyperdrive binding); unset: one database (docs/placement.md)' },
+  PLACEMENT_CACHE_TTL_MS: { schema: int(50, 60000), default: '2000', meaning: 'how long a process or isolate trusts its cached placement map before checking the directory version (docs/placement.md)' },
   DB_POOL_SIZE: { schema: int(1, 1000), default: '10', meaning: 'Node pool size; caps every limiter of the process' },
   QUEEN_DATA_DIR: { schema: text, default: './.queen', meaning: 'embedded PostgreSQL data directory' },
   QUEEN_TENANCY_HEADER: { schema: z.string().regex(TENANCY_HEADER, 'must be an HTTP header name'), meaning: 'header naming the tenant of every request (unset: single tenant `\'\'`)' },

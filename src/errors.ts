@@ -53,6 +53,14 @@ export function fromDbError(error: DbError): HttpError {
     }
     case 'QMMNT':
       return new HttpError(503, 'maintenance', 'Push maintenance is on; retry later', {}, { 'Retry-After': '5' })
+    case 'QMMOV':
+      return new HttpError(503, 'tenant_moving', 'Tenant is being moved to another database; retry shortly', {}, { 'Retry-After': '2' })
+    case 'QMBHD':
+      return new HttpError(503, 'database_behind', "The tenant's database is not migrated to this version; retry later", {}, { 'Retry-After': '5' })
+    case 'QMNDB':
+      return new HttpError(503, 'database_unconfigured', "The tenant's database is not configured on this broker; retry later", {}, { 'Retry-After': '5' })
+    case 'QM409':
+      return new HttpError(409, 'placement_conflict', error.message)
     case 'QMENC':
       return new HttpError(503, 'encryption_changed', 'Queue encryption changed during the push; retry', {}, { 'Retry-After': '1' })
     default:

@@ -5,11 +5,12 @@ import { serve } from '@hono/node-server'
 import { resolve } from 'node:path'
 import { createApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import { createDatabase } from './db/database.js'
-import { NODE_FUSION } from './db/fusion.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js'
-import { checkStatementTimeout, migrate } from './db/migrate.js'
-import { createNodePool } from './db/node-pool.js'
+import { checkStatementTimeout } from './db/migrate.js'
+import { DEFAULT_DATABASE } from './db/placement/database-set.js'
+import { migrateAll, nodeDatabaseSet, nodeDatabaseUrls } from './db/placement/node-databases.js'
+import { createPlacementCache } from './db/placement/placement-cache.js'
+import { createPlacementRouter, createReadiness } from './db/placement/router.js'
 import { loadStaticKeys } from './http/jwt-keys.js'
 import { createLogger, describeError } from './log.js'
 import { createPopWaker } from './pop-waker.js'
@@ -44,19 +45,33 @@ async function main(): Promise<void> {
     url = embedded.url
   }
 
-  // Migrate on a connection of its own: the serving pool must be opened after ALTER ROLE so its
-  // connections carry the statement timeout that checkStatementTimeout then verifies (D3).
-  const migrationPool = createNodePool({ connectionString: url, max: 1 })
-  const { applied } = await migrate(migrationPool, { statementTimeoutMs: config.STATEMENT_TIMEOUT_MS })
-  await migrationPool.end()
+  // Migrate every database first, each on a connection of its own: the serving pools must be
+  // opened after ALTER ROLE so their connections carry the statement timeout checked below (D3).
+  let urls: Map<string, string>
+  try {
+    urls = nodeDatabaseUrls(config, url)
+  } catch (error) {
+    console.error(`invalid configuration: ${(error as Error).message}`)
+    process.exit(1)
+  }
+  const migrated = await migrateAll(urls, config.STATEMENT_TIMEOUT_MS)
+  const applied = migrated.find((m) => m.name === DEFAULT_DATABASE)?.result?.applied ?? []
+  for (const m of migrated) {
+    if (!m.error) continue
+    // The default holds the placement directory: without it nothing can be routed.
+    if (m.name === DEFAULT_DATABASE) throw m.error
+    log.error('database not migrated; its tenants get 503 until it is', { database: m.name, ...describeError(m.error) })
+  }
 
-  const pool = createNodePool({ connectionString: url, max: config.DB_POOL_SIZE })
-  await checkStatementTimeout(pool)
-  // Fusion (ENGINE 12.1): concurrent small pushes, and small acks, share one procedure call and one commit.
-  const db = createDatabase(pool, { longLived: true, fusion: NODE_FUSION })
+  // Fusion (ENGINE 12.1): concurrent small pushes, and small acks, share one procedure call and one
+  // commit; each database's Database fuses its own calls.
+  const databases = nodeDatabaseSet(urls, { poolSize: config.DB_POOL_SIZE })
+  await checkStatementTimeout(databases.get(DEFAULT_DATABASE).pool!)
+  const router = createPlacementRouter(databases, createPlacementCache({ ttlMs: config.PLACEMENT_CACHE_TTL_MS }), createReadiness({ skip: [DEFAULT_DATABASE] }))
   const popWaker = createPopWaker()
-  const app = createApp({ config, log, database: () => db, popWaker })
-  const lanes = startLaneTimers(db, config, log)
+  const app = createApp({ config, log, placement: () => router, popWaker })
+  // Lanes run per database: each database's maintenance leases are its own.
+  const lanes = databases.names.map((name) => startLaneTimers(databases.get(name).db, config, log, name))
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     const where = `http://${config.HOST}:${info.port}`
@@ -79,8 +94,8 @@ async function main(): Promise<void> {
     // stops accepting and resolves once in-flight requests have answered.
     popWaker.close()
     await new Promise<void>((done) => server.close(() => done()))
-    await lanes.stop()
-    await db.close()
+    await Promise.all(lanes.map((l) => l.stop()))
+    await databases.close()
     await embedded?.stop()
     process.exit(0)
   }

@@ -9,7 +9,10 @@ import { runDueLanes } from '../cron/scheduled.js'
 import { runSinkCron } from './sink/scheduled.js'
 import { createApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import { createDatabase, type Database } from './db/database.js'
+import { createDatabase } from './db/database.js'
+import { createDatabaseSet, databaseNames, DEFAULT_DATABASE, type DatabaseSet } from './db/placement/database-set.js'
+import { createPlacementCache, type PlacementCache } from './db/placement/placement-cache.js'
+import { createPlacementRouter, createReadiness, type PlacementRouter } from './db/placement/router.js'
 import { createEdgePool } from './db/edge-pool.js'
 import { DbError } from './db/errors.js'
 import { checkStatementTimeout } from './db/migrate.js'
@@ -47,8 +50,12 @@ interface Broken {
 }
 
 let isolate: Ready | Broken | undefined
-// The per-request Database rides on the env object Hono hands to the app's database factory.
-const REQUEST_DB = Symbol('request database')
+// The per-request placement router (its pools are the request's) rides on the env object Hono hands
+// to the app's placement factory.
+const REQUEST_ROUTER = Symbol('request placement router')
+// Data only, never sockets, so both may live as long as the isolate (docs/placement.md).
+let placementCache: PlacementCache | undefined
+const readiness = createReadiness({ skip: [DEFAULT_DATABASE] })
 
 function boot(env: Env): Ready | Broken {
   if (isolate) return isolate
@@ -58,7 +65,8 @@ function boot(env: Env): Ready | Broken {
       throw new ConfigError('DATABASE_URL', 'is required on Workers (wrangler secret put DATABASE_URL) unless a HYPERDRIVE binding exists')
     }
     const log = createLogger(config.LOG_LEVEL)
-    const app = createApp({ config, log, database: (c) => (c.env as Record<symbol, Database>)[REQUEST_DB]! })
+    const app = createApp({ config, log, placement: (c) => (c.env as Record<symbol, PlacementRouter>)[REQUEST_ROUTER]! })
+    placementCache = createPlacementCache({ ttlMs: config.PLACEMENT_CACHE_TTL_MS })
     isolate = { config, log, app, checked: false, keysLoaded: !config.JWT_ENABLED }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
@@ -89,9 +97,29 @@ function logBroken(state: Broken): void {
   console.log(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'refusing to serve', variable: state.variable, error: state.reason }))
 }
 
-function openPool(env: Env, config: Config): PoolLike {
-  if (env.HYPERDRIVE) return createNodePool({ connectionString: env.HYPERDRIVE.connectionString, max: 1 })
-  return createEdgePool({ connectionString: config.DATABASE_URL!, wsProxy: env.NEON_WS_PROXY })
+// How a database name becomes a pool (docs/placement.md): `default` is the HYPERDRIVE binding or
+// DATABASE_URL as before; a QUEEN_DATABASES name is either `binding:<NAME>`, the Hyperdrive binding
+// of that name (node-postgres over TCP to its pooler), or a connection string (Neon's driver).
+function openPool(env: Env, config: Config, name = DEFAULT_DATABASE): PoolLike {
+  if (name === DEFAULT_DATABASE) {
+    if (env.HYPERDRIVE) return createNodePool({ connectionString: env.HYPERDRIVE.connectionString, max: 1 })
+    return createEdgePool({ connectionString: config.DATABASE_URL!, wsProxy: env.NEON_WS_PROXY })
+  }
+  const target = config.QUEEN_DATABASES![name]!
+  if (target.startsWith('binding:')) {
+    const binding = env[target.slice('binding:'.length)] as { connectionString?: string } | undefined
+    if (typeof binding?.connectionString !== 'string') throw new DbError('sqlstate', 'QMNDB', `no Hyperdrive binding for database ${name}`)
+    return createNodePool({ connectionString: binding.connectionString, max: 1 })
+  }
+  return createEdgePool({ connectionString: target, wsProxy: env.NEON_WS_PROXY })
+}
+
+/** This request's databases: pools opened on first use and ended with the request. */
+function requestDatabases(env: Env, config: Config, defaultPool: PoolLike): DatabaseSet {
+  return createDatabaseSet(databaseNames(config.QUEEN_DATABASES), (name) => {
+    const pool = name === DEFAULT_DATABASE ? defaultPool : openPool(env, config, name)
+    return { name, pool, db: createDatabase(pool, { longLived: false }) }
+  })
 }
 
 const internalError = () =>
@@ -110,6 +138,7 @@ export default {
       return internalError() as never
     }
     const pool = openPool(env, state.config)
+    let databases: DatabaseSet | undefined
     try {
       if (!state.checked) {
         try {
@@ -125,11 +154,12 @@ export default {
           }
         }
       }
-      const db = createDatabase(pool, { longLived: false })
-      return (await state.app.fetch(request as unknown as Request, { ...env, [REQUEST_DB]: db }, ctx)) as never
+      databases = requestDatabases(env, state.config, pool)
+      const router = createPlacementRouter(databases, placementCache!, readiness)
+      return (await state.app.fetch(request as unknown as Request, { ...env, [REQUEST_ROUTER]: router }, ctx)) as never
     } finally {
-      // Every route produces its whole body before returning (no streaming), so the pool can go.
-      ctx.waitUntil(pool.end().catch(() => {}))
+      // Every route produces its whole body before returning (no streaming), so the pools can go.
+      ctx.waitUntil((databases ? databases.close() : pool.end()).catch(() => {}))
     }
   },
 
@@ -139,15 +169,23 @@ export default {
       logBroken(state)
       return
     }
-    const pool = openPool(env, state.config)
-    const db = createDatabase(pool, { longLived: false })
-    // runDueLanes keeps to its own budget (about 45 s for all lanes) and logs lane failures; the
-    // archive sink (SINK_QUEUES, an R2 binding SINK_BUCKET) runs beside them on a budget of its own.
-    ctx.waitUntil(
-      Promise.all([
-        runDueLanes(db, state.config, state.log).catch((error) => state.log.error('scheduled failed', describeError(error))),
-        runSinkCron(db, state.config, env.SINK_BUCKET, state.log),
-      ]).finally(() => pool.end().catch(() => {})),
-    )
+    const databases = requestDatabases(env, state.config, openPool(env, state.config))
+    const router = createPlacementRouter(databases, placementCache!, readiness)
+    const { config, log } = state
+    // Lanes run per database, side by side, each keeping to its own budget (about 45 s for all its
+    // lanes) under its own leases; the archive sink (SINK_QUEUES, an R2 binding SINK_BUCKET) runs
+    // beside them on SINK_TENANT's database with a budget of its own.
+    const perDatabase = databases.names.map(async (name) => {
+      try {
+        await runDueLanes(databases.get(name).db, config, log, name)
+      } catch (error) {
+        log.error('scheduled failed', { database: name, ...describeError(error) })
+      }
+    })
+    const sink = router
+      .forTenant(config.SINK_TENANT)
+      .then((db) => runSinkCron(db, config, env.SINK_BUCKET, log))
+      .catch((error) => log.error('sink cron failed', describeError(error)))
+    ctx.waitUntil(Promise.all([...perDatabase, sink]).finally(() => databases.close().catch(() => {})))
   },
 } satisfies ExportedHandler<Env>

@@ -22,6 +22,11 @@ describe('deploy checks', () => {
     expect(await deployRefusal(HYPERDRIVE, {}, new Set())).toBeNull()
   })
 
+  it('counts a QUEEN_DATABASES secret in Cloudflare as present, and refuses a bad local one naming it', async () => {
+    expect(await deployRefusal(VARS, {}, new Set(['DATABASE_URL', 'QUEEN_DATABASES']))).toBeNull()
+    expect(await deployRefusal(VARS, { QUEEN_DATABASES: 'eu=postgres://x' }, new Set(['DATABASE_URL']))).toMatch(/QUEEN_DATABASES/)
+  })
+
   it('counts a JWT_SECRET set in Cloudflare as present, and refuses when it is set nowhere', async () => {
     expect(await deployRefusal(JWT_VARS, {}, new Set(['DATABASE_URL', 'JWT_SECRET']))).toBeNull()
     expect(await deployRefusal(JWT_VARS, {}, new Set(['DATABASE_URL']))).toMatch(/JWT_SECRET/)

@@ -69,6 +69,9 @@ GET /api/v1/system/maintenance | A | none
 POST /api/v1/system/maintenance | A | required | broker
 GET /api/v1/system/maintenance/pop | A | none
 POST /api/v1/system/maintenance/pop | A | required | broker
+GET /api/v1/system/placements | A | none
+PUT /api/v1/system/placements/:tenant | A | required | broker
+POST /api/v1/system/placements/:tenant/move | A | required | broker
 POST /api/v1/fetch | R RW A | required
 PUT /api/v1/kv/:key | RW A | required
 GET /api/v1/kv/:key | R RW A | none

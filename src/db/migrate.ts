@@ -130,3 +130,24 @@ export async function checkStatementTimeout(db: Queryable): Promise<void> {
     )
   }
 }
+
+/**
+ * The database carries exactly the migrations this code knows, the newest included: a database
+ * that is behind (a new database not yet migrated, or one that was down when the others were)
+ * must not be served, since its procedures are not the ones the routes expect (docs/placement.md).
+ */
+export async function checkSchemaCurrent(db: Queryable, known: readonly SqlFile[] = migrations): Promise<void> {
+  let newest: string | null
+  try {
+    // Two statements: a query naming a missing table fails at parse time, whatever guards it.
+    const { rows: exists } = await db.query(`select to_regclass('queen.schema_migrations') is not null as present`)
+    if (exists[0]?.present !== true) newest = null
+    else newest = ((await db.query('select max(name) as newest from queen.schema_migrations')).rows[0]?.newest as string | null) ?? null
+  } catch (error) {
+    throw toDbError(error)
+  }
+  const expected = known.at(-1)?.name ?? null
+  if (newest !== expected) {
+    throw new MigrationError(`database schema is at ${newest ?? 'nothing'}, this code needs ${expected}: run \`npm run db:migrate\``)
+  }
+}

@@ -6,6 +6,17 @@ import { procedure, type Procedure } from './procedure.js'
 
 const laneProgress = z.record(z.string(), z.unknown())
 
+const placement = z.object({
+  tenant: z.string(),
+  database: z.string(),
+  state: z.enum(['placed', 'moving']),
+  movingTo: z.string().nullable(),
+  version: z.number().int(),
+  updatedAt: z.string(),
+})
+export type Placement = z.output<typeof placement>
+const placementDirectory = z.object({ version: z.number().int(), placements: z.array(placement).nullable() })
+
 /** A JSON object the route passes through verbatim (the resource routes' contract). */
 const jsonObject = z.record(z.string(), z.unknown())
 
@@ -861,6 +872,52 @@ export const procedures = {
     { tenant: 'text', name: 'text' },
     z.object({ deleted: z.boolean(), state_rows: z.number().int() }),
   ),
+  /** The placement directory (default database only): every row unless the caller holds its version. */
+  placements_directory_v1: procedure<{ known?: number }, z.output<typeof placementDirectory>>(
+    'placements_directory_v1',
+    { known: 'bigint' },
+    placementDirectory,
+  ),
+  /** PUT /api/v1/system/placements/:tenant: places a tenant on a database by name. */
+  placement_set_v1: procedure<{ tenant: string; database: string; force?: boolean; now?: Date }, Placement>(
+    'placement_set_v1',
+    { tenant: 'text', database: 'text', force: 'boolean', now: 'timestamptz' },
+    placement,
+  ),
+  /** A move's fence: the tenant is refused everywhere until placement_move_end_v1. */
+  placement_move_begin_v1: procedure<{ tenant: string; from: string; to: string; now?: Date }, Placement>(
+    'placement_move_begin_v1',
+    { tenant: 'text', from: 'text', to: 'text', now: 'timestamptz' },
+    placement,
+  ),
+  /** Lifts a move's fence, leaving the tenant on `database` (the flip, or the abort). */
+  placement_move_end_v1: procedure<{ tenant: string; database: string; now?: Date }, Placement>(
+    'placement_move_end_v1',
+    { tenant: 'text', database: 'text', now: 'timestamptz' },
+    placement,
+  ),
+  /** One page of a tenant's rows of one table, for a move's copy. */
+  placement_export_v1: procedure<{ tenant: string; table: string; after: unknown; limit: number }, { rows: unknown[]; next: unknown }>(
+    'placement_export_v1',
+    { tenant: 'text', table: 'text', after: 'jsonb', limit: 'int' },
+    z.object({ rows: z.array(z.unknown()), next: z.unknown() }),
+  ),
+  /** Inserts exported rows of one table on the destination. */
+  placement_import_v1: procedure<{ table: string; rows: unknown[] }, { imported: number }>(
+    'placement_import_v1',
+    { table: 'text', rows: 'jsonb' },
+    z.object({ imported: z.number().int() }),
+  ),
+  /** Per tenant-scoped table: row count and content digest, compared across a move. */
+  placement_census_v1: procedure<{ tenant: string }, Record<string, { rows: number; digest: string | null }>>(
+    'placement_census_v1',
+    { tenant: 'text' },
+    z.record(z.string(), z.object({ rows: z.number().int(), digest: z.string().nullable() })),
+  ),
+  /** Open transactions of this database that started before `before` (a move's drain). */
+  placement_drain_v1: procedure<{ before: Date }, { open: number }>('placement_drain_v1', { before: 'timestamptz' }, z.object({ open: z.number().int() })),
+  /** Deletes every row of a tenant from one database. */
+  placement_purge_v1: procedure<{ tenant: string }, { deleted: number }>('placement_purge_v1', { tenant: 'text' }, z.object({ deleted: z.number().int() })),
 } as const
 
 export type Procedures = typeof procedures

@@ -219,6 +219,21 @@ export const streamShards = queen.table('stream_shards', {
   stateBytes: int8('state_bytes').notNull().default(0),
 })
 
+/** The placement directory (docs/placement.md); only the default database's rows are read. */
+export const placements = queen.table('placements', {
+  tenantId: text('tenant_id').primaryKey(),
+  database: text('database').notNull(),
+  state: text('state').notNull().default('placed'),
+  movingTo: text('moving_to'),
+  version: int8('version').notNull(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+})
+
+export const placementDirectory = queen.table('placement_directory', {
+  id: boolean('id').primaryKey().default(true),
+  version: int8('version').notNull().default(0),
+})
+
 /** Every table, keyed by its SQL name. */
 export const tables = {
   queues,
@@ -238,4 +253,6 @@ export const tables = {
   stream_queries: streamQueries,
   stream_state: streamState,
   stream_shards: streamShards,
+  placements,
+  placement_directory: placementDirectory,
 }

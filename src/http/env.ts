@@ -3,6 +3,7 @@
 // object on each access, a cost paid several times per request on the hottest routes.
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
+import type { PlacementService } from '../db/placement/service.js'
 import type { Logger } from '../log.js'
 import type { ProcessMetrics } from '../metrics.js'
 import type { PopWaker } from '../pop-waker.js'
@@ -17,7 +18,10 @@ export interface AppEnv {
     principal: Principal
     /** The parsed JSON body of a route whose body class is required or optional. */
     body: Record<string, unknown>
+    /** The request's tenant's database (docs/placement.md), resolved after the guard. */
     db: Database
+    /** The placement directory and moves, for the admin placement routes. */
+    placement: PlacementService
     config: Config
     log: Logger
     /** The matched route pattern, for logs and metrics (never the raw path). */

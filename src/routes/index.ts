@@ -14,6 +14,7 @@ import { messageAdminRoutes } from './message-admin.js'
 import { messageRoutes } from './messages.js'
 import { metricsRoutes } from './metrics.js'
 import { partitionsRoutes } from './partitions.js'
+import { placementRoutes } from './placements.js'
 import { popRoutes } from './pop.js'
 import { pushRoutes } from './push.js'
 import { queueClearRoutes } from './queue-clear.js'
@@ -47,6 +48,7 @@ export function allRoutes(version: string): RouteDef[] {
     ...statusRoutes,
     ...analyticsRoutes,
     ...systemRoutes,
+    ...placementRoutes,
     ...traceRoutes,
     ...kvRoutes,
     ...sinkRoutes,

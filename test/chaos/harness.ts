@@ -30,7 +30,7 @@ export async function startBroker(databaseUrl: string, env: Record<string, strin
   let output = ''
   const launch = async () => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', DB_POOL_SIZE: '6', ...env }
-    delete childEnv.QUEEN_TENANCY_HEADER
+    if (env.QUEEN_TENANCY_HEADER === undefined) delete childEnv.QUEEN_TENANCY_HEADER
     const c = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], { cwd: new URL('../..', import.meta.url), env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
     child = c
     c.stdout!.on('data', (d) => (output = (output + String(d)).slice(-20_000)))
@@ -65,11 +65,11 @@ export interface Answer {
   error?: string
 }
 
-export async function call(base: string, method: string, path: string, body?: unknown, timeoutMs = 15_000): Promise<Answer> {
+export async function call(base: string, method: string, path: string, body?: unknown, timeoutMs = 15_000, headers: Record<string, string> = {}): Promise<Answer> {
   try {
     const res = await fetch(base + path, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     })
@@ -90,6 +90,12 @@ export interface LoadOptions {
   base: () => string
   /** Direct connection to the broker's database, for the settle check. */
   databaseUrl: string
+  /** More databases the queue's tenant may live on (docs/placement.md): settle and DLQ read them all. */
+  otherDatabaseUrls?: string[]
+  /** The tenant the load runs as (sent in `headers`); '' without tenancy. */
+  tenant?: string
+  /** Sent on every request (the tenancy header). */
+  headers?: Record<string, string>
   queue: string
   partitions?: number
   producers?: number
@@ -128,16 +134,24 @@ export class Load {
   private running: Promise<void>[] = []
   private producersDone: Promise<void> = Promise.resolve()
   readonly o: Required<LoadOptions>
-  private admin: pg.Pool
+  private admins: pg.Pool[]
 
   constructor(options: LoadOptions) {
-    this.o = { partitions: 6, producers: 3, consumers: 4, pushBatch: 10, popBatch: 20, seed: 1, ...options }
-    this.admin = new pg.Pool({ connectionString: options.databaseUrl, max: 1, connectionTimeoutMillis: 2000 })
-    this.admin.on('error', () => {})
+    this.o = { partitions: 6, producers: 3, consumers: 4, pushBatch: 10, popBatch: 20, seed: 1, otherDatabaseUrls: [], tenant: '', headers: {}, ...options }
+    this.admins = [options.databaseUrl, ...this.o.otherDatabaseUrls].map((url) => {
+      const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 2000 })
+      pool.on('error', () => {})
+      return pool
+    })
+  }
+
+  /** One query over every database, rows concatenated. */
+  private async everywhere(text: string, values: unknown[]): Promise<any[]> {
+    return (await Promise.all(this.admins.map((a) => a.query(text, values)))).flatMap((r) => r.rows)
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<Answer> {
-    const a = await call(this.o.base(), method, path, body)
+    const a = await call(this.o.base(), method, path, body, 15_000, this.o.headers)
     this.stats.requests++
     if (a.status === 0) this.stats.noAnswer++
     else if (a.status === 503 && a.headers?.get('retry-after') && typeof a.body?.code === 'string') {
@@ -245,14 +259,14 @@ export class Load {
   /** Every partition of the queue settled in queue mode: cursor at the end, nothing acked above it. */
   async settled(): Promise<boolean> {
     try {
-      const { rows } = await this.admin.query(
+      const rows = await this.everywhere(
         `select count(*) filter (where c.partition_id is null or c.committed_offset <> p.last_offset + 1 or cardinality(c.acked_set) > 0)::int as open
            from queen.log_partitions p join queen.queues q on q.id = p.queue_id
            left join queen.log_consumers c on c.partition_id = p.id and c.consumer_group = '__QUEUE_MODE__'
-          where q.name = $1`,
-        [this.o.queue],
+          where q.name = $1 and q.tenant_id = $2`,
+        [this.o.queue, this.o.tenant],
       )
-      return rows[0].open === 0
+      return rows.every((r) => r.open === 0)
     } catch {
       return false
     }
@@ -268,16 +282,15 @@ export class Load {
   }
 
   async dlq(): Promise<{ partition: string; offset: number }[]> {
-    const { rows } = await this.admin.query(
-      `select d.partition_name as partition, d.frame_offset::int as offset from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = $1`,
-      [this.o.queue],
+    return this.everywhere(
+      `select d.partition_name as partition, d.frame_offset::int as offset from queen.log_dlq d join queen.queues q on q.id = d.queue_id where q.name = $1 and q.tenant_id = $2`,
+      [this.o.queue, this.o.tenant],
     )
-    return rows
   }
 
   async check(retryLimit: number): Promise<Report> {
     const report = this.ledger.check({ dlq: await this.dlq(), retryLimit })
-    await this.admin.end()
+    await Promise.all(this.admins.map((a) => a.end()))
     return report
   }
 

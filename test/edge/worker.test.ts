@@ -380,6 +380,48 @@ describe('the worker in workerd', () => {
     }
   })
 
+  it('routes each tenant to its database by name (a URL over Neon\'s driver, a Hyperdrive binding) and runs lanes in every one', async () => {
+    const [east, west] = await Promise.all([freshDatabase(), freshDatabase()])
+    try {
+      const placed = await spareEdge(
+        {
+          DATABASE_URL: database.url,
+          NEON_WS_PROXY: bridge.url,
+          QUEEN_TENANCY_HEADER: 'X-Tenant',
+          PLACEMENT_CACHE_TTL_MS: '100',
+          QUEEN_DATABASES: JSON.stringify({ east: east.url, west: 'binding:HD_WEST' }),
+        },
+        { hyperdrives: { HD_WEST: west.url } },
+      )
+      const as = (tenant: string, init: RequestInit = {}) => ({ ...init, headers: { 'content-type': 'application/json', 'X-Tenant': tenant } })
+      for (const [tenant, name] of [['edge-a', 'east'], ['edge-b', 'west']]) {
+        const put = await placed.fetch(`/api/v1/system/placements/${tenant}`, as('ops', { method: 'PUT', body: JSON.stringify({ database: name }) }))
+        expect(put.status).toBe(200)
+      }
+      const unknown = await placed.fetch('/api/v1/system/placements/edge-c', as('ops', { method: 'PUT', body: JSON.stringify({ database: 'mars' }) }))
+      expect(unknown.status).toBe(400)
+      for (const tenant of ['edge-a', 'edge-b', 'edge-c']) {
+        const pushed = await placed.fetch('/api/v1/push', as(tenant, { method: 'POST', body: JSON.stringify({ items: [{ queue: 'placed', payload: tenant }] }) }))
+        expect(pushed.status, tenant).toBe(201)
+      }
+      const tenantsIn = async (db: TestDatabase) => (await db.sql<{ t: string }>(`select tenant_id as t from queen.queues where name = 'placed'`)).map((r) => r.t)
+      expect(await tenantsIn(east)).toEqual(['edge-a'])
+      expect(await tenantsIn(west)).toEqual(['edge-b'])
+      expect(await tenantsIn(database)).toEqual(['edge-c'])
+      const popped = await placed.fetch('/api/v1/pop/queue/placed?wait=false', as('edge-b'))
+      expect((popped.body as { messages: { data: unknown }[] }).messages.map((m) => m.data)).toEqual(['edge-b'])
+
+      await placed.scheduled()
+      const deadline = Date.now() + 10_000
+      const ran = async (db: TestDatabase) => (await db.sql<{ n: number }>(`select count(*)::int as n from queen.maintenance_leases where name = 'stats_refresh' and last_finished_at is not null`))[0]!.n
+      while (Date.now() < deadline && ((await ran(east)) === 0 || (await ran(west)) === 0)) await new Promise((r) => setTimeout(r, 100))
+      expect(await ran(east)).toBe(1)
+      expect(await ran(west)).toBe(1)
+    } finally {
+      await Promise.all([east.drop(), west.drop()])
+    }
+  })
+
   it('serves the console from the bundle: the shell and the assets byte for byte as Node does', async () => {
     for (const path of ['/', '/console/queues/orders', `${ASSET_BASE}/main.js`, `${ASSET_BASE}/console.css`]) {
       const served = await edge.fetch(path)
