@@ -61,8 +61,8 @@ export interface ProcessMetrics {
   json(pool: PoolStats | null): Record<string, unknown>
   /** The process-scope exposition lines (API 5.3), without the database series. */
   prometheusLines(pool: PoolStats | null): string[]
-  /** The cluster answer cached for CLUSTER_TTL_MS, per per-queue scope; compute runs on a miss. */
-  cluster<T>(perQueue: boolean, compute: () => Promise<T>): Promise<T>
+  /** The cluster answer cached for CLUSTER_TTL_MS per key (database and per-queue scope); compute runs on a miss. */
+  cluster<T>(key: string, compute: () => Promise<T>): Promise<T>
 }
 
 interface Runtime {
@@ -100,7 +100,7 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
   const durations = new Map<string, Histogram>()
   const ackTotals = new Map<string, number>()
   let waiting = 0
-  const clusterCache = new Map<boolean, { at: number; value: unknown }>()
+  const clusterCache = new Map<string, { at: number; value: unknown }>()
 
   return {
     instance,
@@ -206,12 +206,12 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
       out.push(`queen_process_start_time_seconds ${startedAtMs / 1000}`)
       return out
     },
-    async cluster<T>(perQueue: boolean, compute: () => Promise<T>): Promise<T> {
-      const hit = clusterCache.get(perQueue)
+    async cluster<T>(key: string, compute: () => Promise<T>): Promise<T> {
+      const hit = clusterCache.get(key)
       if (hit && now() - hit.at < CLUSTER_TTL_MS) return hit.value as T
       // Failures are not cached: the next scrape tries the database again.
       const value = await compute()
-      clusterCache.set(perQueue, { at: now(), value })
+      clusterCache.set(key, { at: now(), value })
       return value
     },
   }

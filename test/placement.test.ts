@@ -87,7 +87,7 @@ describe('routing and isolation', () => {
 })
 
 describe('one database unavailable', () => {
-  it('refuses only the tenants of a database that is down; the others keep working', async () => {
+  it('refuses only the tenants of a database that is down; the others keep working, and metrics say which', async () => {
     const down = await placedApp({ count: 3, urls: { d2: `postgres://postgres:x@127.0.0.1:${await freePort()}/nowhere` } })
     try {
       await down.json('PUT', '/api/v1/system/placements/acme', 'ops', { database: 'd1' })
@@ -98,6 +98,21 @@ describe('one database unavailable', () => {
       expect(refused.headers.get('retry-after')).toBeTruthy()
       for (const tenant of ['acme', 'initech']) {
         expect((await down.json('POST', '/api/v1/push', tenant, { items: [{ queue: 'q', payload: 1 }] })).status).toBe(201)
+      }
+
+      // Metrics are per database: each database's series carry its name, the down one reads 0.
+      const scrape = await down.json('GET', '/metrics/prometheus', '')
+      expect(scrape.status).toBe(200)
+      const text = scrape.body as string
+      expect(text).toContain('queen_database_up{database="default"} 1')
+      expect(text).toContain('queen_database_up{database="d1"} 1')
+      expect(text).toContain('queen_database_up{database="d2"} 0')
+      expect(text).toContain('queen_queue_appended_total{database="d1",tenant="acme",queue="q"} 1')
+      expect(text).toContain('queen_queue_appended_total{database="default",tenant="initech",queue="q"} 1')
+      expect(text).toMatch(/^queen_db_pool_connections\{database="d1",state="total"\} \d+$/m)
+      // One HELP per family, whatever the number of databases (the exposition format's rule).
+      for (const family of ['queen_queue_appended_total', 'queen_database_up', 'queen_stats_age_seconds', 'queen_db_pool_connections']) {
+        expect(text.split('\n').filter((l) => l.startsWith(`# HELP ${family} `))).toHaveLength(1)
       }
     } finally {
       await down.close()
