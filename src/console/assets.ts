@@ -12,6 +12,7 @@ import { LAG_HISTORY_JS } from './client/lag-history.js'
 import { LIVE_JS } from './client/live.js'
 import { MAIN_JS } from './client/main.js'
 import { MESSAGES_JS } from './client/messages.js'
+import { PLACEMENTS_JS } from './client/placements.js'
 import { QUEUE_JS } from './client/queue.js'
 import { QUEUES_JS } from './client/queues.js'
 import { STREAMS_JS } from './client/streams.js'
@@ -46,6 +47,7 @@ export const ASSETS: Readonly<Record<string, Asset>> = {
   'traces.js': { body: TRACES_JS, contentType: JS },
   'lag-history.js': { body: LAG_HISTORY_JS, contentType: JS },
   'system.js': { body: SYSTEM_JS, contentType: JS },
+  'placements.js': { body: PLACEMENTS_JS, contentType: JS },
 }
 
 /** FNV-1a over every asset: synchronous and dependency-free; a cache key, not a security hash. */

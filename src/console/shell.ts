@@ -24,6 +24,7 @@ export function shellHtml(assetBase: string): string {
     <a href="/console/sinks" data-nav data-section="/console/sinks">Sinks</a>
     <a href="/console/traces" data-nav data-section="/console/traces">Traces</a>
     <a href="/console/system" data-nav data-section="/console/system">System</a>
+    <a href="/console/placements" data-nav data-section="/console/placements">Placements</a>
   </nav>
   <span id="live" class="live"></span>
   <button id="refresh" type="button" title="Reload this view's figures now">Refresh</button>

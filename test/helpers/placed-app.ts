@@ -23,6 +23,8 @@ export interface PlacedApp {
   urls: Map<string, string>
   set: DatabaseSet
   router: PlacementRouter
+  /** The Hono app itself, for a test that serves it on a socket (a browser). */
+  app: ReturnType<typeof createApp>
   config: Config
   close(): Promise<void>
 }
@@ -64,6 +66,7 @@ export async function placedApp(options: { count: number; env?: Record<string, s
     urls,
     set,
     router,
+    app,
     config,
     async close() {
       await set.close()

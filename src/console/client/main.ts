@@ -10,6 +10,7 @@ import { editView } from './edit.js'
 import { groupView, groupsView } from './groups.js'
 import { createLive } from './live.js'
 import { findView, messageView, partitionView } from './messages.js'
+import { placementsView } from './placements.js'
 import { queueView } from './queue.js'
 import { queuesView } from './queues.js'
 import { streamsView } from './streams.js'
@@ -48,6 +49,7 @@ function route(url) {
   if (section === 'streams' && parts.length === 2) return live(() => streamsView())
   if (section === 'sinks' && parts.length === 2) return live(() => sinksView())
   if (section === 'system' && parts.length === 2) return live(() => systemView(navigate))
+  if (section === 'placements' && parts.length === 2) return live(() => placementsView(navigate))
   return null
 }
 
