@@ -2,6 +2,7 @@
 // docs/resources.md): one primary-key read per call; the numbers change when the stats lane's pass
 // ends or at POST /stats/refresh, while queues created, deleted or renamed show at once — also when
 // they race the render.
+import { gunzipSync } from 'node:zlib'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runLane } from '../../cron/runner.js'
@@ -123,6 +124,62 @@ describe('?stats=cached, pre-rendered', () => {
       expect(await listed('t2')).toEqual(['sl-theirs'])
     } finally {
       await tenancy.close()
+    }
+  })
+})
+
+describe('?stats=cached, compressed once per version', () => {
+  const get = (encoding?: string, target: TestApp = app) =>
+    target.request('/api/v1/resources/queues?stats=cached', { headers: encoding === undefined ? {} : { 'accept-encoding': encoding } })
+  const decoded = async (res: Response) => JSON.parse(gunzipSync(Buffer.from(await res.arrayBuffer())).toString())
+
+  it('sends gzip to a client that accepts it, the same listing as the plain answer', async () => {
+    // Enough queues for the listing to pass the size below which it goes out plain.
+    await push(app, Array.from({ length: 60 }, (_, i) => ({ queue: `sl-gz-${i}`, payload: i })))
+    await app.json('POST', '/api/v1/stats/refresh')
+    const plain = await get()
+    expect(plain.headers.get('content-encoding')).toBeNull()
+    expect(plain.headers.get('vary')).toBe('Accept-Encoding')
+    const plainBody = await plain.json()
+
+    for (const round of ['renders the compressed copy', 'reuses it']) {
+      const res = await get('gzip, deflate, br')
+      expect(res.status, round).toBe(200)
+      expect(res.headers.get('content-encoding'), round).toBe('gzip')
+      expect(res.headers.get('content-type'), round).toContain('application/json')
+      const body = await decoded(res)
+      expect(body.queues, round).toEqual(plainBody.queues)
+      expect(body.statsAge, round).toBeGreaterThanOrEqual(plainBody.statsAge)
+    }
+
+    // A new version (a queue created) is compressed afresh, never answered from the old copy.
+    await push(app, [{ queue: 'sl-gz-new', payload: 1 }])
+    const names = (await decoded(await get('gzip'))).queues.map((q: Listed) => q.name)
+    expect(names).toContain('sl-gz-new')
+    expect(names).toEqual((await cached()).queues.map((q) => q.name))
+  })
+
+  it('stays plain for q=0, for a small listing, and where the runtime hands no compressor (Workers)', async () => {
+    expect((await get('gzip;q=0')).headers.get('content-encoding')).toBeNull()
+    expect((await get('identity')).headers.get('content-encoding')).toBeNull()
+
+    const small = await testApp({ env: { QUEEN_TENANCY_HEADER: 'x-tenant' } })
+    try {
+      await small.json('POST', '/api/v1/push', { items: [{ queue: 'sl-one', payload: 1 }] }, { 'x-tenant': 't' })
+      const res = await small.request('/api/v1/resources/queues?stats=cached', { headers: { 'accept-encoding': 'gzip', 'x-tenant': 't' } })
+      expect(res.headers.get('content-encoding')).toBeNull()
+      expect((await res.json()).queues.map((q: Listed) => q.name)).toEqual(['sl-one'])
+    } finally {
+      await small.close()
+    }
+
+    const workers = await testApp({ database: app.database, deps: { deflater: undefined } })
+    try {
+      const res = await get('gzip', workers)
+      expect(res.headers.get('content-encoding')).toBeNull()
+      expect((await res.json()).queues.length).toBeGreaterThan(60)
+    } finally {
+      await workers.close()
     }
   })
 })
