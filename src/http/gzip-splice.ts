@@ -22,31 +22,29 @@ export interface GzipHead {
 }
 
 // ID1 ID2, CM = deflate, no flags, no mtime, no extra flags, OS unknown.
-const HEADER = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]
+const HEADER = new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])
 const STORED_MAX = 0xffff
 
 export async function gzipHead(deflater: Deflater, bytes: Uint8Array): Promise<GzipHead> {
   return { deflated: await deflater.deflateOpen(bytes), crc: deflater.crc32(bytes), length: bytes.byteLength }
 }
 
-/** The gzip member of head's bytes followed by `tail` (at most 65 535 bytes). */
-export function gzipWithTail(deflater: Deflater, head: GzipHead, tail: Uint8Array): Uint8Array<ArrayBuffer> {
+/**
+ * The gzip member of head's bytes followed by `tail` (at most 65 535 bytes), as the chunks to send
+ * in order: the compressed head is shared by every call, never copied.
+ */
+export function gzipWithTail(deflater: Deflater, head: GzipHead, tail: Uint8Array): Uint8Array[] {
   if (tail.byteLength > STORED_MAX) throw new RangeError('a gzip tail is one stored block: at most 65535 bytes')
-  const out = new Uint8Array(HEADER.length + head.deflated.byteLength + 5 + tail.byteLength + 8)
-  const view = new DataView(out.buffer)
-  out.set(HEADER)
-  let at = HEADER.length
-  out.set(head.deflated, at)
-  at += head.deflated.byteLength
+  const end = new Uint8Array(5 + tail.byteLength + 8)
+  const view = new DataView(end.buffer)
   // BFINAL = 1, BTYPE = 00 (stored), then LEN and its one's complement, little-endian.
-  out[at] = 1
-  view.setUint16(at + 1, tail.byteLength, true)
-  view.setUint16(at + 3, ~tail.byteLength & 0xffff, true)
-  out.set(tail, at + 5)
-  at += 5 + tail.byteLength
-  view.setUint32(at, deflater.crc32(tail, head.crc) >>> 0, true)
-  view.setUint32(at + 4, (head.length + tail.byteLength) >>> 0, true)
-  return out
+  end[0] = 1
+  view.setUint16(1, tail.byteLength, true)
+  view.setUint16(3, ~tail.byteLength & 0xffff, true)
+  end.set(tail, 5)
+  view.setUint32(5 + tail.byteLength, deflater.crc32(tail, head.crc) >>> 0, true)
+  view.setUint32(9 + tail.byteLength, (head.length + tail.byteLength) >>> 0, true)
+  return [HEADER, head.deflated, end]
 }
 
 /** Whether an Accept-Encoding header admits gzip (a `gzip`, `x-gzip` or `*` coding without q=0). */

@@ -61,17 +61,18 @@ export function listingAnswer(tenant: string, result: string, held: HeldListing 
   return { listing, tail: utf8.encode(`${result.slice(firstTab + 1, secondTab)}}`) }
 }
 
-/** The answer's body: gzip when a deflater is at hand, the client accepts it and it is worth it. */
+/**
+ * The answer's body as the chunks to send in order (the held bytes themselves, never copied: a
+ * 2.4 MiB copy per call was most of the listing's p99), and whether it is gzip: gzip when a
+ * deflater is at hand, the client accepts it and the listing is big enough to be worth it.
+ */
 export async function listingBody(answer: ListingAnswer, deflater: Deflater | null, acceptEncoding: string | undefined) {
   const { listing, tail } = answer
   if (deflater && listing.head.byteLength >= GZIP_MIN_BYTES && acceptsGzip(acceptEncoding)) {
     listing.gzip ??= gzipHead(deflater, listing.head)
-    return { bytes: gzipWithTail(deflater, await listing.gzip, tail), gzip: true }
+    return { chunks: gzipWithTail(deflater, await listing.gzip, tail), gzip: true }
   }
-  const bytes = new Uint8Array(listing.head.byteLength + tail.byteLength)
-  bytes.set(listing.head)
-  bytes.set(tail, listing.head.byteLength)
-  return { bytes, gzip: false }
+  return { chunks: [listing.head, tail], gzip: false }
 }
 
 function remember(tenant: string, listing: HeldListing): void {
@@ -88,4 +89,14 @@ function remember(tenant: string, listing: HeldListing): void {
     entries.delete(oldest)
     heldBytes -= kept.head.byteLength
   }
+}
+
+/** A body of chunks sent as they are: a stream, because a single body would be one more copy. */
+export function chunkStream(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk)
+      controller.close()
+    },
+  })
 }

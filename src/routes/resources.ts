@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { HttpError } from '../errors.js'
 import { INT_MAX, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { heldListing, listingAnswer, listingBody } from './queue-listing-cache.js'
+import { chunkStream, heldListing, listingAnswer, listingBody } from './queue-listing-cache.js'
 
 const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
@@ -36,9 +36,10 @@ export const resourceRoutes = [
     const held = heldListing(tenant)
     const result = await c.get('db').call('log_queue_stats_cached_v1', { tenant, known: held?.version })
     const body = await listingBody(listingAnswer(tenant, result, held), c.get('deflater'), c.req.header('accept-encoding'))
-    const headers: Record<string, string> = { 'content-type': 'application/json', vary: 'Accept-Encoding' }
+    const length = body.chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0)
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(length), vary: 'Accept-Encoding' }
     if (body.gzip) headers['content-encoding'] = 'gzip'
-    return c.body(body.bytes, 200, headers)
+    return c.body(chunkStream(body.chunks), 200, headers)
   }),
   route({ method: 'GET', path: '/api/v1/resources/queues/:queue', summary: 'One queue: options, partitions and counts', ...read }, async (c, { params }) => {
     const detail = await c.get('db').call('log_queue_detail_v1', { tenant: c.get('tenant'), queue: params.queue! })
