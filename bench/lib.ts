@@ -12,6 +12,8 @@ export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done
 
 export interface HttpClient {
   request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>
+  /** The answer's bytes as they came (still content-encoded), with the request's extra headers. */
+  requestBytes(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }>
   /** Requests sent, per route label given by the caller (the round-trip denominator). */
   counts: Map<string, number>
   close(): void
@@ -23,43 +25,37 @@ export function httpClient(baseUrl: string): HttpClient {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 })
   const counts = new Map<string, number>()
   const label = (method: string, path: string) => `${method} ${path.split('?')[0]!.replace(/\/queue\/[^/]+/, '/queue/:q').replace(/\/queues\/[^/]+/, '/queues/:q')}`
+  const requestRaw = (method: string, path: string, payload: string | undefined, headers: Record<string, string>) => {
+    const key = label(method, path)
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+    return new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+      const req = http.request({ host: url.hostname, port: url.port, path, method, agent, headers }, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) }))
+        res.on('error', reject)
+      })
+      req.on('error', reject)
+      req.end(payload)
+    })
+  }
   return {
     counts,
-    request(method, path, body) {
-      const key = label(method, path)
-      counts.set(key, (counts.get(key) ?? 0) + 1)
+    requestBytes: (method, path, headers) => requestRaw(method, path, undefined, headers),
+    async request(method, path, body) {
       const payload = body === undefined ? undefined : JSON.stringify(body)
-      return new Promise((resolve, reject) => {
-        const req = http.request(
-          {
-            host: url.hostname,
-            port: url.port,
-            path,
-            method,
-            agent,
-            headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-          },
-          (res) => {
-            const chunks: Buffer[] = []
-            res.on('data', (c: Buffer) => chunks.push(c))
-            res.on('end', () => {
-              const text = Buffer.concat(chunks).toString('utf8')
-              let parsed: unknown = null
-              if (text) {
-                try {
-                  parsed = JSON.parse(text)
-                } catch {
-                  parsed = text
-                }
-              }
-              resolve({ status: res.statusCode ?? 0, body: parsed })
-            })
-            res.on('error', reject)
-          },
-        )
-        req.on('error', reject)
-        req.end(payload)
-      })
+      const headers: Record<string, string> = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }
+      const { status, bytes } = await requestRaw(method, path, payload, headers)
+      const text = bytes.toString('utf8')
+      let parsed: unknown = null
+      if (text) {
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = text
+        }
+      }
+      return { status, body: parsed }
     },
     close: () => agent.destroy(),
   }

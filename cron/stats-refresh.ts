@@ -1,10 +1,24 @@
 // stats_refresh: the cached pending/processing numbers of queen.stats and the per-minute
-// queue_metrics (ENGINE 8.1), 500 queues per step, resuming after the last queue id.
-import type { Lane } from './lane.js'
+// queue_metrics (ENGINE 8.1), 500 queues per step, resuming after the last queue id. A pass ends
+// with a second stage: every tenant's pre-rendered `?stats=cached` listing is rendered again from
+// the fresh numbers, one tenant a step (its `next` is the tenant after LISTINGS, JSON-encoded so
+// the empty tenant of a tenant-less deployment is a position too).
+import type { Lane, StepResult } from './lane.js'
+
+const LISTINGS = 'listings:'
 
 export const statsRefresh: Lane = {
   name: 'stats_refresh',
   intervalMs: (config) => config.STATS_INTERVAL_MS,
   defaultLimit: 500,
-  step: async (db, { next, limit, now }) => db.call('log_stats_refresh_step_v1', { after: next ?? undefined, limit, now }),
+  step: async (db, { next, limit, now }): Promise<StepResult> => {
+    if (next?.startsWith(LISTINGS)) {
+      const position = next.slice(LISTINGS.length)
+      const after = position === '' ? undefined : (JSON.parse(position) as string)
+      const step = await db.call('stats_listing_render_step_v1', { after })
+      return { processed: step.processed, next: step.next === null ? null : LISTINGS + JSON.stringify(step.next) }
+    }
+    const step = await db.call('log_stats_refresh_step_v1', { after: next ?? undefined, limit, now })
+    return step.next === null ? { processed: step.processed, next: LISTINGS } : step
+  },
 }

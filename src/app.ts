@@ -7,6 +7,7 @@ import type { Database } from './db/database.js'
 import { toHttpError } from './errors.js'
 import { authenticationOff, type Authenticator } from './http/auth.js'
 import { cors } from './http/cors.js'
+import type { Deflater } from './http/gzip-splice.js'
 import type { AppEnv } from './http/env.js'
 import { routeGuard } from './http/guard.js'
 import { jwtAuthenticator } from './http/jwt.js'
@@ -43,6 +44,8 @@ export interface AppDeps {
   popWaker?: PopWaker | null
   /** Process counters; one per app by default, so each app (process, isolate) reports its own. */
   metrics?: ProcessMetrics
+  /** A compressor for large cached answers (src/http/gzip-splice.ts): Node hands one, Workers none. */
+  deflater?: Deflater
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -53,6 +56,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const popWaker = deps.popWaker !== undefined ? deps.popWaker : config.runtime === 'node' ? createPopWaker() : null
 
   const metrics = deps.metrics ?? createProcessMetrics(config.runtime)
+  const deflater = deps.deflater ?? null
 
   app.use(requestLog(log, metrics))
   app.use(cors(config.QUEEN_TENANCY_HEADER))
@@ -61,6 +65,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('log', log)
     c.set('popWaker', popWaker)
     c.set('metrics', metrics)
+    c.set('deflater', deflater)
     await next()
   })
 

@@ -4,6 +4,7 @@
 import { serve } from '@hono/node-server'
 import { resolve } from 'node:path'
 import { createApp } from './app.js'
+import { nodeDeflater } from './node-deflater.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.js'
 import { checkStatementTimeout } from './db/migrate.js'
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
   await checkStatementTimeout(databases.get(DEFAULT_DATABASE).pool!)
   const router = createPlacementRouter(databases, createPlacementCache({ ttlMs: config.PLACEMENT_CACHE_TTL_MS }), createReadiness({ skip: [DEFAULT_DATABASE] }))
   const popWaker = createPopWaker()
-  const app = createApp({ config, log, placement: () => router, popWaker })
+  const app = createApp({ config, log, placement: () => router, popWaker, deflater: nodeDeflater })
   // Lanes run per database: each database's maintenance leases are its own.
   const lanes = databases.names.map((name) => startLaneTimers(databases.get(name).db, config, log, name))
 

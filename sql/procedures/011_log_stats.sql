@@ -136,38 +136,180 @@ $$;
 -- log_queue_stats_all_v1: GET /api/v1/resources/queues. Three clocks (q&r): partitions and
 -- messages.total live from the watermarks (one pass over the tenant's partitions); segments and
 -- retainedBytes from the retained-bytes lane's stats columns; pending and processing from the
--- stats lane's. With p_cached every number comes from queen.stats and nothing is computed.
+-- stats lane's. p_cached answers log_queue_stats_cached_v1's pre-rendered listing instead (kept
+-- for brokers that still call it so while a deploy rolls out).
 -- Returns: {queues:[…], statsAge}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_stats_all_v1(p_tenant text, p_cached boolean default false, p_now timestamptz default null)
 returns jsonb
-language sql volatile
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
-  with q as (
-    select q.id, q.name, q.namespace, q.task, q.created_at, st.partition_count, st.total, st.pending, st.processing,
-           st.segment_count, st.retained_bytes, st.computed_at
-      from queues q left join stats st on st.queue_id = q.id
-     where q.tenant_id = p_tenant
-  ), live as (
-    select p.queue_id, count(*) as partitions, sum(p.last_offset + 1 - p.log_start) as total
-      from log_partitions p
-     where not p_cached and p.queue_id in (select id from q)
-     group by p.queue_id
-  ), rows as (
-    select q.*,
-           case when p_cached then coalesce(q.partition_count, 0) else coalesce(l.partitions, 0) end as n_partitions,
-           case when p_cached then coalesce(q.total, 0) else coalesce(l.total, 0) end as n_total
-      from q left join live l on l.queue_id = q.id
-  )
-  select jsonb_build_object(
-    'queues', coalesce((select jsonb_agg(jsonb_build_object(
-        'id', id, 'name', name, 'namespace', namespace, 'task', task, 'createdAt', _iso_ms(created_at),
-        'partitions', n_partitions, 'retainedBytes', coalesce(retained_bytes, 0),
-        'segments', jsonb_build_object('segments', coalesce(segment_count, 0), 'messages', n_total),
-        'messages', jsonb_build_object('total', n_total, 'pending', coalesce(pending, 0), 'processing', coalesce(processing, 0)))
-        order by name) from rows), '[]'),
-    'statsAge', _stats_age((select min(computed_at) from q), coalesce(p_now, now())))
+begin
+  if p_cached then
+    -- "<version>\t<statsAge>\t<queues>": JSON text has no raw tab, so the fields split cleanly.
+    return (select ('{"queues":' || split_part(a, E'\t', 3) || ',"statsAge":' || split_part(a, E'\t', 2) || '}')::jsonb
+              from log_queue_stats_cached_v1(p_tenant, null, p_now) a);
+  end if;
+  return (
+    with q as (
+      select q.id, q.name, q.namespace, q.task, q.created_at, st.pending, st.processing,
+             st.segment_count, st.retained_bytes, st.computed_at
+        from queues q left join stats st on st.queue_id = q.id
+       where q.tenant_id = p_tenant
+    ), live as (
+      select p.queue_id, count(*) as partitions, sum(p.last_offset + 1 - p.log_start) as total
+        from log_partitions p
+       where p.queue_id in (select id from q)
+       group by p.queue_id
+    ), rows as (
+      select q.*, coalesce(l.partitions, 0) as n_partitions, coalesce(l.total, 0) as n_total
+        from q left join live l on l.queue_id = q.id
+    )
+    select jsonb_build_object(
+      'queues', coalesce((select jsonb_agg(jsonb_build_object(
+          'id', id, 'name', name, 'namespace', namespace, 'task', task, 'createdAt', _iso_ms(created_at),
+          'partitions', n_partitions, 'retainedBytes', coalesce(retained_bytes, 0),
+          'segments', jsonb_build_object('segments', coalesce(segment_count, 0), 'messages', n_total),
+          'messages', jsonb_build_object('total', n_total, 'pending', coalesce(pending, 0), 'processing', coalesce(processing, 0)))
+          order by name) from rows), '[]'),
+      'statsAge', _stats_age((select min(computed_at) from q), coalesce(p_now, now()))));
+end
 $$;
+
+-- log_queue_stats_cached_v1: GET /api/v1/resources/queues?stats=cached, for pollers (q&r: "nothing
+-- is computed per call"). The tenant's pre-rendered listing (queen.stats_listings), rendered here
+-- first when the tenant has none or it is stale, where building the answer from 10 000 stats rows
+-- took 0.6-1.2 s (BENCHMARKS.md, scale). Every number is queen.stats as it stood at the last
+-- render (the end of the stats lane's last pass, or POST /stats/refresh); a queue created, deleted
+-- or renamed since then makes the listing stale (_stats_listing_changed), so the set of queues is
+-- always current. p_known is the listing version the broker already holds: when it is the current
+-- one, the text is not read or sent again.
+-- Returns text "<version>\t<statsAge>\t<queues>", where <queues> is the answer's queues array as
+-- JSON text, or empty when it is p_known's. Raises: nothing. VOLATILE (it may write the listing; no
+-- pooler cache).
+create or replace function queen.log_queue_stats_cached_v1(p_tenant text, p_known uuid default null, p_now timestamptz default null)
+returns text
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_version uuid;
+  v_computed_at timestamptz;
+  v_queues text;
+begin
+  -- Stale when a committed queue change came from a transaction the render's snapshot did not see
+  -- (in progress or not yet begun). A change still in progress is invisible here, like its queue.
+  -- The text is detoasted only when it is to be sent.
+  select l.version, l.computed_at, case when l.version is distinct from p_known then l.queues end
+    into v_version, v_computed_at, v_queues
+    from stats_listings l
+   where l.tenant_id = p_tenant
+     and not exists (select 1 from stats_listing_changes c
+                      where c.tenant_id = p_tenant
+                        and not pg_visible_in_snapshot(c.xid::text::xid8, l.snapshot::pg_snapshot));
+  if not found then
+    select r.version, r.computed_at, r.queues into v_version, v_computed_at, v_queues from _stats_listing_render(p_tenant) r;
+  end if;
+  return v_version || E'\t' || _stats_age(v_computed_at, coalesce(p_now, now()))
+         || E'\t' || case when v_version = p_known then '' else v_queues end;
+end
+$$;
+
+-- _stats_listing_render: renders and stores one tenant's listing from queen.queues and queen.stats
+-- alone (the fields of log_queue_stats_all_v1, every number cached), with the snapshot it was read
+-- in. JSON text built per row and joined: one jsonb_agg of 10 000 objects was ~75 % of the old
+-- cached call. A concurrent render may store an older snapshot over a newer one; the changes it
+-- did not see are still there, so the next call finds it stale. Changes are pruned once the
+-- stored listing has seen them and they are 5 minutes old: every render still to store began
+-- within the statement timeout (at most 60 s, D3), after they committed, so it sees them too.
+-- Returns: the stored row.
+create or replace function queen._stats_listing_render(p_tenant text)
+returns queen.stats_listings
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_listing stats_listings;
+begin
+  -- One statement, so the snapshot recorded is the one the queues and stats were read in.
+  select p_tenant, '[' || coalesce(string_agg(row_to_json(x)::text, ',' order by q.name), '') || ']',
+         min(st.computed_at), clock_timestamp(), pg_current_snapshot()::text, null::uuid
+    into v_listing
+    from queues q
+    left join stats st on st.queue_id = q.id
+    -- The answer's object for one queue: the row's columns are its keys.
+    cross join lateral (
+      select q.id, q.name, q.namespace, q.task, _iso_ms(q.created_at) as "createdAt",
+             coalesce(st.partition_count, 0) as partitions, coalesce(st.retained_bytes, 0) as "retainedBytes",
+             ('{"segments":' || coalesce(st.segment_count, 0) || ',"messages":' || coalesce(st.total, 0) || '}')::json as segments,
+             ('{"total":' || coalesce(st.total, 0) || ',"pending":' || coalesce(st.pending, 0)
+               || ',"processing":' || coalesce(st.processing, 0) || '}')::json as messages) x
+   where q.tenant_id = p_tenant;
+  -- The version changes only with the text, so brokers keep what they hold across idle passes.
+  insert into stats_listings as l (tenant_id, queues, computed_at, rendered_at, snapshot, version)
+  values (v_listing.tenant_id, v_listing.queues, v_listing.computed_at, v_listing.rendered_at, v_listing.snapshot,
+          gen_random_uuid())
+  on conflict (tenant_id) do update
+    set queues = excluded.queues, computed_at = excluded.computed_at, rendered_at = excluded.rendered_at,
+        snapshot = excluded.snapshot,
+        version = case when l.queues = excluded.queues then l.version else excluded.version end
+  returning l.version into v_listing.version;
+  delete from stats_listing_changes
+   where tenant_id = p_tenant and created_at < clock_timestamp() - interval '5 minutes'
+     and pg_visible_in_snapshot(xid::text::xid8, v_listing.snapshot::pg_snapshot);
+  return v_listing;
+end
+$$;
+
+-- stats_listing_render_step_v1: one step of the stats lane's last stage (cron/stats-refresh.ts):
+-- after a pass over every queue, each tenant that has a listing gets it rendered again from the
+-- fresh stats, one tenant a step, in tenant order after p_after (null: from the first).
+-- Returns: {"processed": <queues listed>, "next": <tenant rendered> | null when none was left}.
+-- Raises: nothing.
+create or replace function queen.stats_listing_render_step_v1(p_after text default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_tenant text;
+begin
+  select tenant_id into v_tenant from stats_listings
+   where p_after is null or tenant_id > p_after
+   order by tenant_id limit 1;
+  if not found then
+    return jsonb_build_object('processed', 0, 'next', null);
+  end if;
+  perform _stats_listing_render(v_tenant);
+  return jsonb_build_object('processed', (select count(*) from queues where tenant_id = v_tenant), 'next', v_tenant);
+end
+$$;
+
+-- _stats_listing_changed: trigger on queen.queues. Records that this transaction created, deleted
+-- or renamed (name, namespace, task) a queue of the tenant, once per transaction and tenant. It
+-- never waits: the key holds this transaction's own id, which no other transaction writes.
+-- Returns: null (AFTER trigger).
+create or replace function queen._stats_listing_changed()
+returns trigger
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  insert into stats_listing_changes (tenant_id, xid)
+  values (coalesce(new.tenant_id, old.tenant_id), pg_current_xact_id()::text::bigint)
+  on conflict do nothing;
+  return null;
+end
+$$;
+
+create or replace trigger queues_stats_listing_created_deleted
+  after insert or delete on queen.queues
+  for each row execute function queen._stats_listing_changed();
+create or replace trigger queues_stats_listing_renamed
+  after update of name, namespace, task on queen.queues
+  for each row when (old.name is distinct from new.name or old.namespace is distinct from new.namespace
+                     or old.task is distinct from new.task)
+  execute function queen._stats_listing_changed();
 
 -- log_stats_refresh_step_v1: one bounded step of the stats_refresh lane (ENGINE 8.1), or the whole
 -- of one tenant for POST /api/v1/stats/refresh (p_tenant, D23). For up to p_limit queues after
@@ -252,6 +394,11 @@ begin
     v_count := v_count + 1;
     v_last := r.id;
   end loop;
+
+  -- A whole tenant's refresh is a pass of its own: its listing, if it has one, shows it at once.
+  if p_tenant is not null and exists (select 1 from stats_listings where tenant_id = p_tenant) then
+    perform _stats_listing_render(p_tenant);
+  end if;
 
   return jsonb_build_object('processed', v_count,
                             'next', case when p_tenant is null and v_count >= greatest(p_limit, 1) then v_last end);

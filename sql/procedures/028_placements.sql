@@ -265,6 +265,10 @@ begin
   delete from queues where tenant_id = p_tenant;
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;
+  -- The cached listing (0008) is derived, never copied, so it is not counted; the queue deletes
+  -- above have just recorded changes for it.
+  delete from stats_listings where tenant_id = p_tenant;
+  delete from stats_listing_changes where tenant_id = p_tenant;
   delete from log_dlq where tenant_id = p_tenant;
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;

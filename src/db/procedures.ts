@@ -655,6 +655,18 @@ export const procedures = {
     { tenant: 'text', cached: 'boolean', now: 'timestamptz' },
     jsonObject,
   ),
+  /** The tenant's pre-rendered `?stats=cached` listing: "<version>\t<statsAge>\t<queues JSON, or '' when `known` is current>". */
+  log_queue_stats_cached_v1: procedure<{ tenant: string; known?: string; now?: Date }, string>(
+    'log_queue_stats_cached_v1',
+    { tenant: 'text', known: 'uuid', now: 'timestamptz' },
+    z.string(),
+  ),
+  /** The stats lane's last stage: one tenant's listing rendered again, in tenant order after `after`. */
+  stats_listing_render_step_v1: procedure<{ after?: string }, { processed: number; next: string | null }>(
+    'stats_listing_render_step_v1',
+    { after: 'text' },
+    z.object({ processed: z.number().int(), next: z.string().nullable() }),
+  ),
   /** One step of the stats lane, or a whole tenant's refresh when tenant is given (D23). */
   log_stats_refresh_step_v1: procedure<{ after?: string; limit?: number; tenant?: string; now?: Date }, { processed: number; next: string | null }>(
     'log_stats_refresh_step_v1',

@@ -151,6 +151,23 @@ export const stats = queen.table('stats', {
   bytesComputedAt: tstz('bytes_computed_at'),
 })
 
+/** Each tenant's pre-rendered `?stats=cached` queue listing (0008_stats_listings.sql). */
+export const statsListings = queen.table('stats_listings', {
+  tenantId: text('tenant_id').primaryKey(),
+  queues: text('queues').notNull(),
+  computedAt: tstz('computed_at'),
+  renderedAt: tstz('rendered_at').notNull(),
+  snapshot: text('snapshot').notNull(),
+  version: uuid('version').notNull(),
+})
+
+/** Transactions that changed a tenant's set of queues, for the listing's staleness check. */
+export const statsListingChanges = queen.table('stats_listing_changes', {
+  tenantId: text('tenant_id').notNull(),
+  xid: int8('xid').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+})
+
 export const queueMetrics = queen.table('queue_metrics', {
   queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
   bucket: tstz('bucket').notNull(),
@@ -246,6 +263,8 @@ export const tables = {
   log_tombstones: logTombstones,
   message_traces: messageTraces,
   stats,
+  stats_listings: statsListings,
+  stats_listing_changes: statsListingChanges,
   queue_metrics: queueMetrics,
   maintenance_leases: maintenanceLeases,
   kv,

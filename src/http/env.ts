@@ -8,6 +8,7 @@ import type { Logger } from '../log.js'
 import type { ProcessMetrics } from '../metrics.js'
 import type { PopWaker } from '../pop-waker.js'
 import type { Principal } from './auth.js'
+import type { Deflater } from './gzip-splice.js'
 
 export interface AppEnv {
   Bindings: Record<string, unknown>
@@ -30,5 +31,7 @@ export interface AppEnv {
     popWaker: PopWaker | null
     /** This process's counters (API 5.2, 5.3); one object per app. */
     metrics: ProcessMetrics
+    /** The runtime's compressor for answers compressed once and spliced (Node); null on Workers. */
+    deflater: Deflater | null
   }
 }

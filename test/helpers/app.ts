@@ -6,6 +6,7 @@ import { createDatabase, type Database } from '../../src/db/database.js'
 import { NODE_FUSION } from '../../src/db/fusion.js'
 import { createNodePool } from '../../src/db/node-pool.js'
 import { createLogger } from '../../src/log.js'
+import { nodeDeflater } from '../../src/node-deflater.js'
 import { freshDatabase, type TestDatabase } from './database.js'
 
 export interface TestApp {
@@ -30,7 +31,7 @@ export async function testApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = loadConfig({ LOG_LEVEL: 'silent', ...options.env }, 'node')
   // The Node runtime's own database layer, push fusion included, so route tests exercise what ships.
   const db = createDatabase(createNodePool({ connectionString: database.appUrl, max: 5 }), { longLived: true, fusion: NODE_FUSION })
-  const app = createApp({ config, log: createLogger(config.LOG_LEVEL), database: () => db, ...options.deps })
+  const app = createApp({ config, log: createLogger(config.LOG_LEVEL), database: () => db, deflater: nodeDeflater, ...options.deps })
   const request = async (path: string, init?: RequestInit) => app.request(path, init)
   return {
     request,
