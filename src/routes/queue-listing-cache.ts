@@ -69,7 +69,11 @@ export function listingAnswer(tenant: string, result: string, held: HeldListing 
 export async function listingBody(answer: ListingAnswer, deflater: Deflater | null, acceptEncoding: string | undefined) {
   const { listing, tail } = answer
   if (deflater && listing.head.byteLength >= GZIP_MIN_BYTES && acceptsGzip(acceptEncoding)) {
-    listing.gzip ??= gzipHead(deflater, listing.head)
+    // A failed compression is not kept: the next call of this version tries again.
+    listing.gzip ??= gzipHead(deflater, listing.head).catch((error: unknown) => {
+      listing.gzip = undefined
+      throw error
+    })
     return { chunks: gzipWithTail(deflater, await listing.gzip, tail), gzip: true }
   }
   return { chunks: [listing.head, tail], gzip: false }

@@ -191,6 +191,17 @@ describe('the worker in workerd', () => {
     expect(empty).toMatchObject({ status: 204, body: null })
   })
 
+  it('streams the pre-rendered ?stats=cached listing, plain even to a gzip client, as Node lists it', async () => {
+    const path = '/api/v1/resources/queues?stats=cached'
+    const viaWorker = await edge.fetch(path, { headers: { 'accept-encoding': 'gzip' } })
+    expect(viaWorker.status).toBe(200)
+    expect(viaWorker.headers['content-type']).toContain('application/json')
+    const viaNode = await answer(await node.request(path))
+    const names = (listing: Answer) => (listing.body as { queues: { name: string }[] }).queues.map((q) => q.name)
+    expect(names(viaWorker)).toContain('edge-smoke')
+    expect((viaWorker.body as { queues: unknown[] }).queues).toEqual((viaNode.body as { queues: unknown[] }).queues)
+  })
+
   it("reports this isolate's counters on /metrics, with what workerd cannot measure as null", async () => {
     const post = { method: 'POST', body: JSON.stringify({ items: [{ queue: 'edge-metrics', payload: 1 }] }), headers: { 'content-type': 'application/json' } }
     expect((await edge.fetch('/api/v1/push', post)).status).toBe(201)
