@@ -66,6 +66,14 @@ describe('migrate', () => {
     expect(ledger[0]!.n).toBe(migrations.length)
   })
 
+  it('migrates several databases of one cluster at once, though their runs share the role they ALTER', async () => {
+    const urls = await Promise.all(Array.from({ length: 4 }, () => emptyDatabase()))
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.allSettled(urls.map((url) => run(url)))
+      expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason)), `round ${round}`).toEqual([])
+    }
+  })
+
   it('leaves schema queen with exactly the functions the procedure files declare', async () => {
     const url = await emptyDatabase()
     await run(url)

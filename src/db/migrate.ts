@@ -28,6 +28,11 @@ export interface MigrateResult {
 // Races between first runs (two CREATE SCHEMA IF NOT EXISTS at once) surface as these; the loser
 // simply runs again and then finds the ledger.
 const RETRYABLE = new Set(['23505', '42P07', '42710', '40P01', '40001'])
+// The ledger's lock is per database, but the role ALTER ROLE writes is the cluster's: two databases
+// of one cluster migrated at once (brokers placing tenants on both) can collide on its settings row,
+// which PostgreSQL reports as an internal error with this text. Running again is all it needs.
+const isConcurrentCatalogUpdate = (error: unknown) =>
+  (error as { code?: string }).code === 'XX000' && (error as Error).message === 'tuple concurrently updated'
 
 export async function migrate(pool: PoolLike, options: MigrateOptions): Promise<MigrateResult> {
   const files = options.files ?? { migrations, procedures: procedureFiles, functions: declaredFunctions }
@@ -43,7 +48,7 @@ export async function migrate(pool: PoolLike, options: MigrateOptions): Promise<
     } catch (error) {
       await client.query('rollback').catch(() => {})
       const code = (error as { code?: string }).code
-      if (attempt < 5 && code !== undefined && RETRYABLE.has(code)) continue
+      if (attempt < 5 && ((code !== undefined && RETRYABLE.has(code)) || isConcurrentCatalogUpdate(error))) continue
       throw error instanceof MigrationError ? error : toDbError(error)
     } finally {
       client.release()

@@ -37,18 +37,20 @@ export interface MigrateAllResult {
  * to start only when the default fails; the others' tenants get 503 until they are migrated).
  */
 export async function migrateAll(urls: Map<string, string>, statementTimeoutMs: number): Promise<MigrateAllResult[]> {
-  return Promise.all(
-    [...urls].map(async ([name, url]) => {
-      const pool = createNodePool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 })
-      try {
-        return { name, result: await migrate(pool, { statementTimeoutMs }) }
-      } catch (error) {
-        return { name, error: error as Error }
-      } finally {
-        await pool.end().catch(() => {})
-      }
-    }),
-  )
+  // One after the other: databases of one cluster share the role that every run's ALTER ROLE
+  // writes, and concurrent runs collide on it ("tuple concurrently updated" at start-up).
+  const results: MigrateAllResult[] = []
+  for (const [name, url] of urls) {
+    const pool = createNodePool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 })
+    try {
+      results.push({ name, result: await migrate(pool, { statementTimeoutMs }) })
+    } catch (error) {
+      results.push({ name, error: error as Error })
+    } finally {
+      await pool.end().catch(() => {})
+    }
+  }
+  return results
 }
 
 export { databaseNames }
