@@ -381,14 +381,17 @@ begin
       set pushed = m.pushed + excluded.pushed, consumed = m.consumed + excluded.consumed,
           dead_lettered = excluded.dead_lettered, pending = excluded.pending, processing = excluded.processing,
           max_lag_seconds = excluded.max_lag_seconds;
-    -- dead_lettered is counted by failure minute, so the previous pass's minute is counted once more
-    -- when this pass is the first of a new minute: a message dead-lettered after that pass and
-    -- before the minute ended would otherwise never be counted anywhere.
+    -- dead_lettered is counted by failure minute, so when this pass is the first of a new minute
+    -- every minute from the previous pass's up to this one is counted once more: a message
+    -- dead-lettered after that pass would otherwise never be counted anywhere, above all in a
+    -- minute no pass ran in (its bucket is made here). Minutes without a dead letter are untouched.
     if r.old_at is not null and date_trunc('minute', r.old_at) < v_minute then
-      update queue_metrics m
-         set dead_lettered = (select count(*) from log_dlq l where l.queue_id = r.id and l.failed_at >= m.bucket
-                                                              and l.failed_at < m.bucket + interval '1 minute')
-       where m.queue_id = r.id and m.bucket = date_trunc('minute', r.old_at);
+      insert into queue_metrics as m (queue_id, bucket, dead_lettered)
+      select r.id, date_trunc('minute', l.failed_at), count(*)
+        from log_dlq l
+       where l.queue_id = r.id and l.failed_at >= date_trunc('minute', r.old_at) and l.failed_at < v_minute
+       group by date_trunc('minute', l.failed_at)
+      on conflict (queue_id, bucket) do update set dead_lettered = excluded.dead_lettered;
     end if;
 
     v_count := v_count + 1;

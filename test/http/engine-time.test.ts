@@ -101,6 +101,23 @@ describe('leases over time', () => {
   })
 })
 
+describe('the stats lane over time', () => {
+  it('counts a dead letter in the minute it failed, even when no pass ran in that minute', async () => {
+    await configureQueue(app, 'dl-minutes', { retry_limit: 0 })
+    await pushAt('dl-minutes', 0, ['poison'])
+    const refreshAt = (seconds: number) => app.db.call('log_stats_refresh_step_v1', { tenant: '', now: at(seconds) })
+    await refreshAt(10) // a pass in 12:00
+    const popped = await popAt('dl-minutes', 61)
+    await ackAt(62, popped.messages, 'failed') // dead-lettered in 12:01, where no pass runs
+    await refreshAt(130) // the next pass, in 12:02
+    const buckets = await app.database.sql(
+      `select to_char(m.bucket at time zone 'UTC', 'HH24:MI') as minute, m.dead_lettered::int as dead
+         from queen.queue_metrics m join queen.queues q on q.id = m.queue_id where q.name = 'dl-minutes' and m.dead_lettered > 0`,
+    )
+    expect(buckets).toEqual([{ minute: '12:01', dead: 1 }])
+  })
+})
+
 describe('delivery gates', () => {
   it('hides frames younger than delayedProcessing and stops at the first of them (FIFO)', async () => {
     await configureQueue(app, 'delayed', { delayed_processing: 5 })
