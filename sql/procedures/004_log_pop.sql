@@ -64,9 +64,10 @@ $$;
 -- Raises QM400 for an unparsable subscription instant.
 -- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
 -- partition-id order); candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
--- wait and two pops of one group can never lease one partition (ENGINE 13.4). Candidates are walked
--- from a random pivot with no ORDER BY and no LIMIT, so no partition starves. Wildcard scans skip
--- partitions idle since before the group's caught-up watermark (5.6); anything that moves a cursor
+-- wait and two pops of one group can never lease one partition (ENGINE 13.4). Candidates are read
+-- from a random pivot into a bounded window and served least recently claimed first, so no partition
+-- starves (the walk, below). Wildcard scans skip partitions idle since before the group's caught-up
+-- watermark (5.6); anything that moves a cursor
 -- back (seek, subscription change) must clear consumer_groups.caught_up_at.
 -- An expired lease with unsettled frames is reclaimed here and counts one failed attempt against the
 -- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4), and one
@@ -195,19 +196,27 @@ begin
       from log_partitions p join queues q on q.id = p.queue_id where p.id = v_pid;
   end if;
 
+  -- The walk reads a window of ready partitions lazily from the pivot (a primary-key order walk that
+  -- stops at the window), then serves them least recently claimed first: a saturated partition waits
+  -- at most one rotation of the window's others, whatever the id gaps. Walking from the pivot alone
+  -- chose each partition in proportion to the random id gap before it and starved the one behind the
+  -- smallest gap (issue #33). Ready partitions beyond the window are left to later pops, which start
+  -- at another pivot.
   for r in
+    select * from (
+    select ab.*, row_number() over () as walked from (
     select * from (
       select p.id as pid, p.name as pname, p.log_start, p.last_offset, q.name as qname, q.lease_time, q.retry_limit,
              (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, q.delayed_processing,
              (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate') as conflate,
-             c.partition_id is not null as has_cursor
+             c.partition_id is not null as has_cursor, c.claimed_at
         from log_partitions p
         join queues q on q.id = p.queue_id
         join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
         -- The cursor row is a primary-key probe per partition walked (LATERAL ... LIMIT 1), so the walk
         -- stays lazy and stops with the budgets; a partition without one is a candidate (its data is
         -- unread by this group) and gets its row inside the loop.
-        left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at
+        left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at, c1.claimed_at
                              from log_consumers c1
                             where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
        where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id >= v_pivot
@@ -221,11 +230,11 @@ begin
       select p.id, p.name, p.log_start, p.last_offset, q.name, q.lease_time, q.retry_limit,
              (q.dead_letter_queue or q.dlq_after_max_retries), q.delayed_processing,
              (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate'),
-             c.partition_id is not null
+             c.partition_id is not null, c.claimed_at
         from log_partitions p
         join queues q on q.id = p.queue_id
         join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
-        left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at
+        left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at, c1.claimed_at
                              from log_consumers c1
                             where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
        where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id < v_pivot
@@ -234,6 +243,9 @@ begin
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
          and (v_pid is not null or g.caught_up_at is null or p.last_write_at >= g.caught_up_at - interval '2 minutes')
     ) b
+    ) ab limit greatest(64, 4 * v_parts_left)
+    ) w
+    order by w.claimed_at nulls first, w.walked
   loop
     select * into v_c from log_consumers
      where partition_id = r.pid and consumer_group = v_group
@@ -391,6 +403,7 @@ begin
         v_from := v_c.committed_offset;  -- the lease covers every position the delivered frame supersedes
       end if;
       v_c.committed_offset := greatest(v_c.committed_offset, v_from);  -- a gap jump; never a regression
+      v_c.claimed_at := v_now;  -- to the back of the rotation
       if v_auto then
         v_c.total_consumed := v_c.total_consumed + case when r.conflate then v_to + 1 - v_from else v_n end;
         v_c.batches_consumed := v_c.batches_consumed + 1;  -- an autoAck round completes as it is delivered

@@ -194,7 +194,7 @@ begin
          retry_offset = p_c.retry_offset, retry_count = p_c.retry_count,
          total_consumed = p_c.total_consumed, batches_consumed = p_c.batches_consumed,
          last_consumed_at = p_c.last_consumed_at, released_lease_id = p_c.released_lease_id,
-         attempt_from = p_c.attempt_from, attempts = p_c.attempts
+         attempt_from = p_c.attempt_from, attempts = p_c.attempts, claimed_at = p_c.claimed_at
    where partition_id = p_c.partition_id and consumer_group = p_c.consumer_group;
 end
 $$;

@@ -75,6 +75,7 @@ export const logConsumers = queen.table('log_consumers', {
   releasedLeaseId: uuid('released_lease_id'),
   attemptFrom: int8('attempt_from'),
   attempts: integer('attempts').array(),
+  claimedAt: tstz('claimed_at'),
 })
 
 export const consumerGroups = queen.table('consumer_groups', {
