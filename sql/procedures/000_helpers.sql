@@ -46,7 +46,8 @@ as $$
   select case when strpos(p_queue, '.') > 0 then split_part(p_queue, '.', 2) else '' end
 $$;
 
--- _iso_us: the wire form of a frame's createdAt, UTC with microseconds (API 1.7).
+-- _iso_us: the wire form of a frame's createdAt (and of partitions/changed), UTC with microseconds,
+-- the precision PostgreSQL stores.
 create or replace function queen._iso_us(p_at timestamptz)
 returns text
 language sql stable
@@ -57,7 +58,7 @@ as $$
   select pg_catalog.to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
 $$;
 
--- _iso_ms: every other timestamp on the wire, UTC with milliseconds (API 1.7).
+-- _iso_ms: every other timestamp on the wire, UTC with milliseconds.
 create or replace function queen._iso_ms(p_at timestamptz)
 returns text
 language sql stable
@@ -69,7 +70,7 @@ as $$
 $$;
 
 -- _is_uuid: whether client text may be cast to uuid. A malformed id is "not found", never a 22P02
--- (API 2.2: deterministic problems are 4xx or per-item verdicts).
+-- (a deterministic problem answers a 4xx or a per-item verdict, never a 5xx).
 create or replace function queen._is_uuid(p_text text)
 returns boolean
 language sql immutable

@@ -4,14 +4,20 @@
 -- applied in name order and this one sorts before its first caller, 004_log_pop.sql, so every
 -- helper exists before any function that calls it is created.
 --
+-- Lock order, which every procedure follows: the queues row, then log_partitions rows by id, then
+-- log_consumers rows by (partition_id, consumer_group), inserts of cursor rows included. No call
+-- takes a lock of an earlier rank after one of a later rank, so two calls never wait on each other
+-- in a cycle (a deadlock).
+--
 -- `committed_offset` is a contiguous frontier that only moves forward; `acked_set` holds settled
 -- offsets above it; retry state (retry_offset, retry_count) belongs to the lowest failing unsettled
 -- frame and is cleared when that frame settles, so the next failing frame never inherits a count.
 
--- _log_initial_cursor: where a group's missing cursor row on a partition starts (ENGINE 5.2, D7):
--- the log start for 'all' (and queue mode), else the first segment written at or after the
--- subscription instant, else the high watermark. Ties of one split push share created_at, so the
--- lookup takes min(base_offset) (D9).
+-- _log_initial_cursor: where a group's missing cursor row on a partition starts. Pop and every ack
+-- path create a missing row through it, so the row follows the group's subscription instead of
+-- starting blindly at the log start: the log start for 'all' (and queue mode), else the first
+-- segment written at or after the subscription instant, else the high watermark. Pieces of one
+-- split push share created_at, so the lookup takes min(base_offset), the first of the tied ones.
 create or replace function queen._log_initial_cursor(p_pid uuid, p_log_start bigint, p_last_offset bigint,
                                                      p_mode text, p_at timestamptz)
 returns bigint
@@ -25,7 +31,9 @@ as $$
               else p_log_start end
 $$;
 
--- _log_settle: settle(o) of ENGINE 6.2 on a cursor value. Never moves the cursor backwards.
+-- _log_settle: settles offset p_offset on a cursor value: at the frontier, the frontier moves over
+-- it and every settled offset that follows; above it, it joins acked_set. Never moves the cursor
+-- backwards.
 create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
 returns queen.log_consumers
 language plpgsql immutable
@@ -56,7 +64,7 @@ begin
 end
 $$;
 
--- _log_count_failure_latest: one failed attempt for a conflating group (ENGINE 6.3, D8). Unlike
+-- _log_count_failure_latest: one failed attempt for a conflating (last-value) group. Unlike
 -- _log_count_failure, a newer frame supersedes a failing older one and restarts the count: only the
 -- newest value matters, so an older failure must not govern it.
 create or replace function queen._log_count_failure_latest(p_c queen.log_consumers, p_offset bigint)
@@ -78,7 +86,8 @@ end
 $$;
 
 -- _log_rebase: moves a cursor left below log_start (retention removed a prefix) up to it, absorbing
--- completions recorded at or above it (gap tolerance, ENGINE 4 and 7.1). Never moves backwards.
+-- completions recorded at or above it, so pop and ack resume at the first retained offset instead
+-- of failing on a removed one. Never moves backwards.
 create or replace function queen._log_rebase(p_c queen.log_consumers, p_log_start bigint)
 returns queen.log_consumers
 language plpgsql immutable
@@ -105,10 +114,10 @@ end
 $$;
 
 -- _log_settle_through: settles every position up to and including p_offset (a conflating group's
--- ack, ENGINE 6.3): the delivered frame is the newest of its leased range, so retiring it retires
--- the older values it supersedes. Callers pass an offset inside the leased range only, so frames
--- pushed after the pop stay pending (D8). Never moves the cursor backwards. It is exactly moving
--- the frontier up to p_offset + 1, which _log_rebase does.
+-- ack): the delivered frame is the newest of its leased range, so retiring it retires the older
+-- values it supersedes. Callers pass an offset inside the leased range only, so frames pushed after
+-- the pop stay pending: conflation settles only what was leased. Never moves the cursor backwards.
+-- It is exactly moving the frontier up to p_offset + 1, which _log_rebase does.
 create or replace function queen._log_settle_through(p_c queen.log_consumers, p_offset bigint)
 returns queen.log_consumers
 language sql immutable
@@ -117,8 +126,8 @@ as $$
   select _log_rebase(p_c, p_offset + 1)
 $$;
 
--- _log_count_failure: records one failed attempt against frame p_offset (ENGINE 6.2): the lowest
--- failing unsettled frame governs; a failure above it changes nothing.
+-- _log_count_failure: records one failed attempt against frame p_offset: the lowest failing
+-- unsettled frame governs (it is redelivered first anyway); a failure above it changes nothing.
 create or replace function queen._log_count_failure(p_c queen.log_consumers, p_offset bigint)
 returns queen.log_consumers
 language plpgsql immutable
@@ -141,7 +150,7 @@ $$;
 -- _log_count_attempts: one more delivery attempt for every unsettled frame of [p_from, p_to] (a lease
 -- that expired over them, or one failed ack), so each message of a redelivered round carries its own
 -- retryCount (issue #20). Counts below the frontier are dropped as the array is rebuilt from it.
--- Display only: the retry limit is governed by retry_offset and retry_count (ENGINE 6.2).
+-- Display only: the retry limit is governed by retry_offset and retry_count (_log_count_failure).
 create or replace function queen._log_count_attempts(p_c queen.log_consumers, p_from bigint, p_to bigint)
 returns queen.log_consumers
 language plpgsql immutable
@@ -243,7 +252,7 @@ end
 $$;
 
 -- _log_ensure_cursors: inserts the cursor rows an ack batch needs and lacks, initialised by each
--- group's subscription rule (D7), in lock order (ENGINE 1.4) and before any row lock is taken.
+-- group's subscription (_log_initial_cursor), in lock order and before any row lock is taken.
 -- Shared by ack and transaction acks. plpgsql so its plan is kept (see _log_consumer_write).
 -- Returns: nothing. Raises: nothing.
 create or replace function queen._log_ensure_cursors(p_tenant text, p_acks jsonb)

@@ -6,8 +6,9 @@
 -- The cursor state machine they share is 004_log_cursor.sql. All four files are plpgsql, which
 -- finds the functions it calls when it runs, so the order of these files does not matter.
 
--- log_ack_v1: POST /api/v1/ack and /ack/batch (API 5.6). Per-item verdicts are JSON, never raised,
--- so one bad item cannot roll back its neighbours (ENGINE 1.6). Clock: clock_timestamp() unless p_now.
+-- log_ack_v1: POST /api/v1/ack and /ack/batch. Per-item verdicts are JSON, never raised, so one bad
+-- item cannot roll back its neighbours (in its batch or its fused call). Clock: clock_timestamp()
+-- unless p_now.
 -- Returns _log_ack_plain's compact answer when the batch is the common shape of one row, else
 -- _log_ack_leases' answer (several rows) or _log_ack's array.
 create or replace function queen.log_ack_v1(p_tenant text, p_acks jsonb, p_now timestamptz default null)

@@ -4,7 +4,7 @@
 -- it directly; the plain and per-row paths hand it what they decline.
 
 -- _log_find_txn: the lowest offset in [p_from, p_to] whose frame carries transaction id p_txn, by one
--- seek-then-slice read (ENGINE 5.4); NULL when none.
+-- seek-then-slice read; NULL when none.
 create or replace function queen._log_find_txn(p_pid uuid, p_from bigint, p_to bigint, p_txn text)
 returns bigint
 language sql stable
@@ -23,15 +23,16 @@ as $$
 $$;
 
 -- _log_ack: the body of log_ack_v1 and of transaction acks (p_terminal: a transaction's failed/dlq
--- is a terminal verdict with no retry round, ENGINE 6.4).
+-- is a terminal verdict with no retry round).
 -- Items: [{index, partitionId, transactionId, offset?, consumerGroup?, leaseId?, status, error?}].
 -- Returns a JSON array, in index order, of {index, transactionId, offset, success, error, code,
 --   queueName, partitionName, leaseReleased, dlq, dropped, evicted, alreadyAcked?}: alreadyAcked
 --   (present only when true) marks an item whose verdict already stood, so nothing changed.
 -- Concurrency: missing cursor rows are inserted first in (partition, group) order, then each row is
--- locked FOR UPDATE in that order (ENGINE 1.4). Leases are checked once per row at lock time (6.1),
--- so an earlier item releasing the lease cannot invalidate a later one; D5: an item without a
--- leaseId applies completed and dlq, and failed/retry only when the row has no live lease.
+-- locked FOR UPDATE in that order (the lock order, 004_log_cursor.sql). Leases are checked once per
+-- row at lock time, so an earlier item releasing the lease cannot invalidate a later one. An ack
+-- never touches another consumer's lease: an item without a leaseId applies completed and dlq
+-- (transactions rely on this), and failed/retry only when the row has no live lease.
 create or replace function queen._log_ack(p_tenant text, p_acks jsonb, p_now timestamptz, p_terminal boolean)
 returns jsonb
 language plpgsql volatile
@@ -71,7 +72,8 @@ declare
   v_acks jsonb;
   v_known uuid[];
 begin
-  -- Missing cursor rows first, before any row lock, in lock order (D7: initialised by the group's rule).
+  -- Missing cursor rows first, before any row lock, in lock order (each started by its group's
+  -- subscription).
   perform _log_ensure_cursors(p_tenant, p_acks);
 
   -- Each item's partition id and group, validated and normalised once (`_pid`: the canonical uuid
@@ -92,7 +94,7 @@ begin
   for g in
     select p.id as pid, p.name as pname, q.name as qname, q.retry_limit,
            (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, a.grp,
-           -- Delivery applies to named groups only (D8).
+           -- Delivery (conflation) applies to named groups only: its route refuses queue mode.
            (a.grp <> '__QUEUE_MODE__' and coalesce(cg.delivery, 'all') = 'conflate') as conflate
       from (select distinct x->>'_grp' as grp, (x->>'_pid')::uuid as pid
               from jsonb_array_elements(v_acks) x
@@ -108,7 +110,7 @@ begin
     v_lease_at_lock := case when v_live then v_c.lease_id end;
     v_c := _log_rebase(v_c, v_log_start);
 
-    -- Resolve every item of this row to an offset (ENGINE 6.1 step 4), against the locked state.
+    -- Resolve every item of this row to an offset, against the locked state.
     -- One seek-then-slice read covers the lease range and every offset the items name, so a batch
     -- of a hundred acks detoasts each segment once instead of once per item.
     v_by_off := null;
@@ -150,7 +152,8 @@ begin
       if coalesce(e->>'status', 'completed') not in ('completed', 'success', 'failed', 'dlq', 'retry') then
         v_reason := 'invalid_status';
       elsif jsonb_typeof(e->'offset') = 'number' then
-        -- D6: an offset is verified against the frame's transaction id.
+        -- An offset is verified against the frame's transaction id: an item naming the wrong frame is
+        -- not found and changes nothing.
         v_off := (e->>'offset')::bigint;
         if v_off < v_log_start then
           v_reason := 'evicted';
@@ -202,7 +205,8 @@ begin
       v_resolved := v_resolved || (e || jsonb_build_object('_off', v_off, '_reason', v_reason));
     end loop;
 
-    -- Apply in ascending offset order, whatever order the items came in (ENGINE 6.1 step 5).
+    -- Apply in ascending offset order, whatever order the items came in, so a completion above a
+    -- failure in one batch cannot move the frontier past the failed frame.
     for e in select x from unnest(v_resolved) x order by (x->>'_off')::bigint nulls first, (x->>'index')::integer loop
       v_off := (e->>'_off')::bigint;
       v_reason := e->>'_reason';
@@ -233,12 +237,13 @@ begin
       elsif v_reason = 'evicted' then
         v_evicted := true;
       elsif v_status in ('failed', 'retry') and v_given_lease is null and v_lease_at_lock is not null then
-        -- D5: never touch another consumer's live lease.
+        -- Never touch another consumer's live lease (see the contract above).
         v_success := false; v_err := 'Invalid or expired lease'; v_code := 'lease_invalid';
       elsif v_off < v_c.committed_offset or v_off = any (v_c.acked_set) then
         v_already := true;  -- already settled: a no-op
       elsif v_status in ('completed', 'success') and g.conflate and v_off <= v_c.lease_to then
-        -- Last-value delivery: completing the delivered frame retires the leased range up to it (D8).
+        -- Last-value delivery: completing the delivered frame retires the leased range up to it, and
+        -- no further: frames pushed after the pop stay pending.
         v_c.total_consumed := v_c.total_consumed + (v_off + 1 - v_c.committed_offset)
                               - (select count(*) from unnest(v_c.acked_set) x where x <= v_off);
         v_c := _log_settle_through(v_c, v_off);
@@ -284,7 +289,7 @@ begin
       end if;
 
       if v_success and v_c.lease_id is not null and v_c.lease_expires_at > v_now and v_c.committed_offset > v_c.lease_to then
-        -- The acks settled the round's last frame: the round is complete (API 5.14 batchesConsumed).
+        -- The acks settled the round's last frame: the round is complete (batchesConsumed counts it).
         v_c := _log_release_lease(v_c); v_released := true;
         v_c.batches_consumed := v_c.batches_consumed + 1;
       end if;
@@ -298,7 +303,8 @@ begin
     perform _log_consumer_write(v_c);
   end loop;
 
-  -- Unknown, malformed or foreign partitions: "Message not found" (API 5.6), nothing touched.
+  -- Unknown, malformed or foreign partitions: "Message not found", nothing touched (another tenant's
+  -- id looks exactly like an unknown one).
   for e in
     select x from jsonb_array_elements(v_acks) x
      where x->>'_pid' is null or not ((x->>'_pid')::uuid = any (v_known))

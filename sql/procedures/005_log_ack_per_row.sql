@@ -3,17 +3,17 @@
 -- per-item path (005_log_ack_per_item.sql).
 
 -- _log_ack_leases: a batch naming several (partition, group) rows, as a fused call of several
--- consumers' acks does (ENGINE 12.1), settled row by row on the common path where it can be, so
+-- consumers' acks does (src/db/fusion.ts), settled row by row on the common path where it can be, so
 -- that fusing acks shares their commit without giving up the set-based ack (issue #9,
 -- BENCHMARKS.md). Each row's items must form one run of the array, as a fused call's members do
 -- (otherwise the whole batch takes the general path); _log_ack_plain reads each run in place. Rows
--- are taken in lock order (ENGINE 1.4); each is settled or declined before anything of it is
+-- are taken in lock order (004_log_cursor.sql); each is settled or declined before anything of it is
 -- written. At the first decline the loop stops, and every item not settled yet (that row's, the
 -- later rows', and items naming no valid partition id) goes to the general path, which locks its
 -- rows in the same order after the ones already held. Every item touches only its own row, so
 -- answering row by row gives the answers the general path gives for the whole batch
 -- (test/http/ack-plain.test.ts compares the two). A missing cursor row is inserted before any row
--- lock is taken (ENGINE 1.4), as the general path would.
+-- lock is taken, as the general path would.
 -- Returns {leases: [<_log_ack_plain's plain object>…], rest: [<_log_ack's items>…]}, or _log_ack's
 -- array when no row took the common path.
 create or replace function queen._log_ack_leases(p_tenant text, p_acks jsonb, p_now timestamptz)

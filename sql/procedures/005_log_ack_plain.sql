@@ -66,7 +66,7 @@ begin
     return null;
   end if;
 
-  -- Delivery applies to named groups only (D8).
+  -- Delivery (conflation) applies to named groups only: its route refuses queue mode.
   select p1.id, p1.name, q.name into v_puuid, v_pname, v_qname
     from log_partitions p1
     join queues q on q.id = p1.queue_id and q.tenant_id = p_tenant
@@ -116,7 +116,7 @@ begin
     return null;
   end if;
 
-  -- settle(o) of ENGINE 6.2 for every offset at once: the offsets not settled yet join acked_set;
+  -- _log_settle for every offset at once: the offsets not settled yet join acked_set;
   -- the frontier then moves over the run of consecutive offsets starting at it. In a sorted set of
   -- distinct offsets, o - position is non-decreasing, and equals committed - 1 exactly on that run.
   v_new := array(select distinct o from unnest(v_offs) o
@@ -144,7 +144,7 @@ begin
       v_c.retry_count := 0;
     end if;
     if v_c.committed_offset > v_c.lease_to then
-      -- The round is complete (API 5.14 batchesConsumed). The general path applies items by offset,
+      -- The round is complete (batchesConsumed counts it). The general path applies items by offset,
       -- then index, so the item that completed it is the lowest index naming the highest new
       -- offset: every other offset of the round was settled before it.
       v_c := _log_release_lease(v_c);

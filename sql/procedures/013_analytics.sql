@@ -72,7 +72,7 @@ as $$
 $$;
 
 -- The bucket size of a series over [p_from, p_to]: the smallest of 1, 5, 15, 60, 360, 1440 minutes
--- whose aligned buckets number at most 360 (API 5.14), else 1440.
+-- whose aligned buckets number at most 360 (a chart gets at most 360 points), else 1440.
 -- Returns: minutes. Raises: nothing. IMMUTABLE.
 create or replace function queen._status_bucket_minutes(p_from timestamptz, p_to timestamptz)
 returns integer
@@ -137,8 +137,8 @@ $$;
 
 -- analytics_queue_lag_v1: GET /api/v1/analytics/queue-lag. Current lag per (queue, registered group),
 -- live: offsetLag = Σ pending of that group's cursors (a partition without its row owes its whole
--- retained range, ENGINE 4), timeLagSeconds = age of the oldest pending frame (the segment at the
--- cursor), 0 when nothing is pending. p_queue narrows to one queue.
+-- retained range, as _partition_depth counts it), timeLagSeconds = age of the oldest pending frame
+-- (the segment at the cursor), 0 when nothing is pending. p_queue narrows to one queue.
 -- Returns: {items:[{queue, consumerGroup, partitions, offsetLag, timeLagSeconds}]} ordered by
 -- (queue, consumerGroup). Raises: nothing. VOLATILE. Clock: p_now.
 create or replace function queen.analytics_queue_lag_v1(p_tenant text, p_queue text default null, p_now timestamptz default null)
