@@ -5,7 +5,7 @@
 import type { Queryable } from '../../src/db/queryable.js'
 
 export interface SourceFile {
-  /** Path shown in findings, e.g. sql/procedures/005_log_ack.sql. */
+  /** Path shown in findings, e.g. sql/procedures/005_log_ack_per_item.sql. */
   path: string
   sql: string
 }

@@ -4,8 +4,9 @@
 -- as `v_now timestamptz := coalesce(p_now, clock_timestamp())`. docs/procedures.md has the rules;
 -- test/procedures-static.test.ts enforces them.
 --
--- Internal helpers shared by every procedure file. IMMUTABLE/VOLATILE as their nature says; none
--- reads a table. Names start with `_` (STYLE 13).
+-- Internal helpers shared by every procedure file: ids, a queue name's namespace and task, the
+-- wire's timestamp formats and the uuid check. IMMUTABLE, STABLE or VOLATILE as their nature says;
+-- none reads a table. Names start with `_`, as every internal helper's does.
 
 -- UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits, with version and variant set.
 -- PostgreSQL has no built-in v7 before 18 (D17). VOLATILE: it reads the clock and draws randomness.
@@ -43,4 +44,37 @@ language sql immutable
 set search_path = queen, pg_catalog
 as $$
   select case when strpos(p_queue, '.') > 0 then split_part(p_queue, '.', 2) else '' end
+$$;
+
+-- _iso_us: the wire form of a frame's createdAt (and of partitions/changed), UTC with microseconds,
+-- the precision PostgreSQL stores.
+create or replace function queen._iso_us(p_at timestamptz)
+returns text
+language sql stable
+-- STABLE with no SET clause and a schema-qualified body, so PostgreSQL inlines it: pop formats one
+-- per delivered frame, and the SET clause made each a full call (4.5 µs instead of 1.1 µs).
+-- (to_char is STABLE, so an IMMUTABLE declaration would also forbid inlining.)
+as $$
+  select pg_catalog.to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+$$;
+
+-- _iso_ms: every other timestamp on the wire, UTC with milliseconds.
+create or replace function queen._iso_ms(p_at timestamptz)
+returns text
+language sql stable
+-- STABLE with no SET clause and a schema-qualified body, so PostgreSQL inlines it: pop formats one
+-- per delivered frame, and the SET clause made each a full call (4.5 µs instead of 1.1 µs).
+-- (to_char is STABLE, so an IMMUTABLE declaration would also forbid inlining.)
+as $$
+  select pg_catalog.to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+$$;
+
+-- _is_uuid: whether client text may be cast to uuid. A malformed id is "not found", never a 22P02
+-- (a deterministic problem answers a 4xx or a per-item verdict, never a 5xx).
+create or replace function queen._is_uuid(p_text text)
+returns boolean
+language sql immutable
+-- No SET clause, so it is inlined (see _uuid_v7); `~*` is pg_catalog's text operator.
+as $$
+  select p_text operator(pg_catalog.~*) '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 $$;

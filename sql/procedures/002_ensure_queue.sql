@@ -27,35 +27,3 @@ begin
   return v_id;
 end
 $$;
-
--- _iso_us: the wire form of a frame's createdAt, UTC with microseconds (API 1.7).
-create or replace function queen._iso_us(p_at timestamptz)
-returns text
-language sql stable
--- STABLE with no SET clause and a schema-qualified body, so PostgreSQL inlines it: pop formats one
--- per delivered frame, and the SET clause made each a full call (4.5 µs instead of 1.1 µs).
--- (to_char is STABLE, so an IMMUTABLE declaration would also forbid inlining.)
-as $$
-  select pg_catalog.to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-$$;
-
--- _iso_ms: every other timestamp on the wire, UTC with milliseconds (API 1.7).
-create or replace function queen._iso_ms(p_at timestamptz)
-returns text
-language sql stable
--- STABLE with no SET clause and a schema-qualified body, so PostgreSQL inlines it: pop formats one
--- per delivered frame, and the SET clause made each a full call (4.5 µs instead of 1.1 µs).
--- (to_char is STABLE, so an IMMUTABLE declaration would also forbid inlining.)
-as $$
-  select pg_catalog.to_char(p_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-$$;
-
--- _is_uuid: whether client text may be cast to uuid. A malformed id is "not found", never a 22P02
--- (API 2.2: deterministic problems are 4xx or per-item verdicts).
-create or replace function queen._is_uuid(p_text text)
-returns boolean
-language sql immutable
--- No SET clause, so it is inlined (see _uuid_v7); `~*` is pg_catalog's text operator.
-as $$
-  select p_text operator(pg_catalog.~*) '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-$$;

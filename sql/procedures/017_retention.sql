@@ -1,6 +1,6 @@
--- Retention (ENGINE 7.1-7.3, 7.5): delete-and-advance, the sink-hold floor, the partition walk the
--- retention and eviction lanes share, housekeeping of traces, metrics and DLQ rows, and the
--- retention lane's step.
+-- Retention: delete-and-advance, the sink-hold floor (with _kv_committed_end, the reader of the
+-- sink's committed pointer, which 027_sink.sql calls too), the partition walk the retention and
+-- eviction lanes share, housekeeping of traces, metrics and DLQ rows, and the retention lane's step.
 --
 -- Every deletion of segments goes through _log_delete_and_advance: a prefix of one partition,
 -- under that partition's allocator lock taken with SKIP LOCKED (a partition mid-push is taken on

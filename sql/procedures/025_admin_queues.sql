@@ -1,5 +1,6 @@
--- Admin queue routes Queen's clients call beyond the seed's table (SDK-SURFACE A1, A2): clearing a
--- queue or one partition by advancing its log start, and the partition listing with depth.
+-- Queue administration: deleting a queue with everything it holds, clearing a queue or one
+-- partition by advancing its log start, and the partition listing with depth (the last two are
+-- admin routes Queen's clients call beyond the original route table).
 
 -- queue_clear_v1: DELETE /api/v1/queues/:queue/clear[?partition=] (admin, A1). Removes every
 -- retained frame of each partition in scope with retention's delete-and-advance
@@ -84,4 +85,32 @@ as $$
         'total', total) order by queue, name) from page), '[]'),
     'pagination', jsonb_build_object('limit', (p_filter ->> 'limit')::int, 'offset', (p_filter ->> 'offset')::bigint,
                                      'total', (select count(*) from rows)))
+$$;
+
+-- delete_queue_v1: the whole delete in one transaction. log_txns and log_dlq carry no foreign key
+-- (the purge path must never pay FK-trigger cost), so their rows go first, explicitly, while the
+-- partitions still resolve; then the queues row, whose cascade removes partitions, segments,
+-- cursors, group metadata, stats and metrics. Traces and kv entries are kept.
+-- Returns: {deleted:true, queue, existed:true} or {deleted:false, queue, existed:false, message}.
+-- Raises: nothing. Concurrency: the queue row is locked first, so a concurrent configure or a push
+-- creating a partition waits and then finds the queue gone (a push re-creates it, as any first
+-- push would).
+create or replace function queen.delete_queue_v1(p_tenant text, p_queue text)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_id uuid;
+begin
+  select id into v_id from queues where tenant_id = p_tenant and name = p_queue for update;
+  if v_id is null then
+    return jsonb_build_object('deleted', false, 'queue', p_queue, 'existed', false,
+                              'message', 'Queue not found, nothing was deleted');
+  end if;
+  delete from log_txns t using log_partitions p where p.queue_id = v_id and t.partition_id = p.id;
+  delete from log_dlq where queue_id = v_id;
+  delete from queues where id = v_id;
+  return jsonb_build_object('deleted', true, 'queue', p_queue, 'existed', true);
+end
 $$;

@@ -1,4 +1,4 @@
-// The common ack (_log_ack_plain, 005_log_ack.sql) against the general per-item path it shortcuts.
+// The common ack (_log_ack_plain, 005_log_ack_plain.sql) against the general per-item path it shortcuts.
 // From one cursor state, a generated plain batch (completions by transaction id of one lease, in any
 // order, with repeats, the lease id given or not) is acked twice inside one transaction, rolled back
 // in between: once as sent, which takes the plain path, and once with an extra item naming an
