@@ -6,7 +6,7 @@
 import type { ExecutionContext, ExportedHandler, ScheduledController } from '@cloudflare/workers-types'
 import type { Hono } from 'hono'
 import { runDueLanes } from '../cron/scheduled.js'
-import { runSinkCron } from './sink/scheduled.js'
+import { runSinkCron } from '../cron/sink.js'
 import { createApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDatabase } from './db/database.js'
