@@ -15,9 +15,11 @@ import { requestLog } from './http/request-log.js'
 import type { PageDef } from './http/page.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
+import { createEncryptionFlags, type EncryptionFlags } from './messages/encryption-flags.js'
 import { createProcessMetrics, type ProcessMetrics } from './metrics.js'
 import { createPopWaker, type PopWaker } from './pop-waker.js'
 import { allPages } from './pages/index.js'
+import { createQueueListingCache, type QueueListingCache } from './queues/listing-cache.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
 import { createPlacementCache } from './db/placement/placement-cache.js'
@@ -46,6 +48,10 @@ export interface AppDeps {
   metrics?: ProcessMetrics
   /** A compressor for large cached answers (src/http/gzip-splice.ts): Node hands one, Workers none. */
   deflater?: Deflater
+  /** Which queues are encrypted, as the database last said; one map per app by default. */
+  encryptionFlags?: EncryptionFlags
+  /** The pre-rendered `?stats=cached` listings (src/queues/listing-cache.ts); one per app by default. */
+  listingCache?: QueueListingCache
 }
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -57,6 +63,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   const metrics = deps.metrics ?? createProcessMetrics(config.runtime)
   const deflater = deps.deflater ?? null
+  // Per app, so per process on Node and per isolate on Workers (each entry builds one app).
+  const encryptionFlags = deps.encryptionFlags ?? createEncryptionFlags()
+  const listingCache = deps.listingCache ?? createQueueListingCache()
 
   app.use(requestLog(log, metrics))
   app.use(cors(config.QUEEN_TENANCY_HEADER))
@@ -66,6 +75,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('popWaker', popWaker)
     c.set('metrics', metrics)
     c.set('deflater', deflater)
+    c.set('encryptionFlags', encryptionFlags)
+    c.set('listingCache', listingCache)
     await next()
   })
 

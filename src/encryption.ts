@@ -1,12 +1,8 @@
 // Encryption at rest (ENGINE §11): AES-256-GCM through WebCrypto, identical on Node and Workers.
 // Only a message's `data` is encrypted; the stored frame carries {encrypted, iv, authTag, kid} (base64)
 // and `enc: true`. `kid` names the key (first 8 hex of SHA-256 of it), so frames written under
-// QUEEN_ENCRYPTION_KEY_PREVIOUS still decrypt during a rotation.
-//
-// The per-isolate flag map is a hint, never an authority (ENGINE §11.2): the push procedure compares
-// each item's `enc` with the queue's flag under its locks and refuses a mismatch (QMENC), after which
-// the route corrects the map and re-encodes once. Module-level state here holds no socket, so it is
-// safe in workerd; it only saves the second round trip on later pushes.
+// QUEEN_ENCRYPTION_KEY_PREVIOUS still decrypt during a rotation. Which queues are encrypted is
+// src/messages/encryption-flags.ts's to remember.
 
 export interface Envelope {
   encrypted: string
@@ -89,21 +85,6 @@ export async function decrypt(ring: Keyring, envelope: unknown): Promise<Decrypt
     return { ok: true, data: JSON.parse(new TextDecoder().decode(plain)) }
   } catch {
     return { ok: false, reason: 'decryption failed' }
-  }
-}
-
-/** tenant|queue → encryptionEnabled, as last reported by the database. Unknown means clear. */
-const flags = new Map<string, boolean>()
-const FLAG_CAP = 10_000
-
-export function cachedFlag(tenant: string, queue: string): boolean {
-  return flags.get(`${tenant}|${queue}`) ?? false
-}
-
-export function rememberFlags(tenant: string, queues: readonly { name: string; encryptionEnabled: boolean }[] | null | undefined): void {
-  for (const q of queues ?? []) {
-    if (flags.size >= FLAG_CAP && !flags.has(`${tenant}|${q.name}`)) flags.clear()
-    flags.set(`${tenant}|${q.name}`, q.encryptionEnabled)
   }
 }
 

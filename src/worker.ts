@@ -6,29 +6,23 @@
 import type { ExecutionContext, ExportedHandler, ScheduledController } from '@cloudflare/workers-types'
 import type { Hono } from 'hono'
 import { runDueLanes } from '../cron/scheduled.js'
-import { runSinkCron } from './sink/scheduled.js'
+import { runSinkCron } from '../cron/sink.js'
 import { createApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import { createDatabase } from './db/database.js'
-import { createDatabaseSet, databaseNames, DEFAULT_DATABASE, type DatabaseSet } from './db/placement/database-set.js'
+import { DEFAULT_DATABASE, type DatabaseSet } from './db/placement/database-set.js'
 import { createPlacementCache, type PlacementCache } from './db/placement/placement-cache.js'
 import { createPlacementRouter, createReadiness, type PlacementRouter } from './db/placement/router.js'
-import { createEdgePool } from './db/edge-pool.js'
+import { openWorkerPool, workerDatabaseSet, type DatabaseBindings } from './db/placement/worker-databases.js'
 import { DbError } from './db/errors.js'
 import { checkStatementTimeout } from './db/migrate.js'
-import { createNodePool } from './db/node-pool.js'
-import type { PoolLike } from './db/queryable.js'
 import type { AppEnv } from './http/env.js'
 import { loadStaticKeys } from './http/jwt-keys.js'
 import { createLogger, describeError, type Logger } from './log.js'
 
-export interface Env {
+/** The Worker's variables and bindings; the database ones choose a driver (src/db/placement/worker-databases.ts). */
+export interface Env extends DatabaseBindings {
   /** A secret (`wrangler secret put DATABASE_URL`): Neon's pooled endpoint. */
   DATABASE_URL?: string
-  /** host:port of scripts/ws-bridge.ts for local runs; unset in production. */
-  NEON_WS_PROXY?: string
-  /** A Hyperdrive binding: node-postgres over TCP to Hyperdrive's pooler instead of Neon's driver. */
-  HYPERDRIVE?: { connectionString: string }
   /** An R2 bucket binding the archive sink writes to when SINK_QUEUES is set (docs/sink.md). */
   SINK_BUCKET?: unknown
   [variable: string]: unknown
@@ -97,31 +91,6 @@ function logBroken(state: Broken): void {
   console.log(JSON.stringify({ level: 'error', time: new Date().toISOString(), msg: 'refusing to serve', variable: state.variable, error: state.reason }))
 }
 
-// How a database name becomes a pool (docs/placement.md): `default` is the HYPERDRIVE binding or
-// DATABASE_URL as before; a QUEEN_DATABASES name is either `binding:<NAME>`, the Hyperdrive binding
-// of that name (node-postgres over TCP to its pooler), or a connection string (Neon's driver).
-function openPool(env: Env, config: Config, name = DEFAULT_DATABASE): PoolLike {
-  if (name === DEFAULT_DATABASE) {
-    if (env.HYPERDRIVE) return createNodePool({ connectionString: env.HYPERDRIVE.connectionString, max: 1 })
-    return createEdgePool({ connectionString: config.DATABASE_URL!, wsProxy: env.NEON_WS_PROXY })
-  }
-  const target = config.QUEEN_DATABASES![name]!
-  if (target.startsWith('binding:')) {
-    const binding = env[target.slice('binding:'.length)] as { connectionString?: string } | undefined
-    if (typeof binding?.connectionString !== 'string') throw new DbError('sqlstate', 'QMNDB', `no Hyperdrive binding for database ${name}`)
-    return createNodePool({ connectionString: binding.connectionString, max: 1 })
-  }
-  return createEdgePool({ connectionString: target, wsProxy: env.NEON_WS_PROXY })
-}
-
-/** This request's databases: pools opened on first use and ended with the request. */
-function requestDatabases(env: Env, config: Config, defaultPool: PoolLike): DatabaseSet {
-  return createDatabaseSet(databaseNames(config.QUEEN_DATABASES), (name) => {
-    const pool = name === DEFAULT_DATABASE ? defaultPool : openPool(env, config, name)
-    return { name, pool, db: createDatabase(pool, { longLived: false }) }
-  })
-}
-
 const internalError = () =>
   new Response(JSON.stringify({ error: 'Internal error', code: 'internal' }), {
     status: 500,
@@ -137,7 +106,7 @@ export default {
       logBroken(state)
       return internalError() as never
     }
-    const pool = openPool(env, state.config)
+    const pool = openWorkerPool(env, state.config)
     let databases: DatabaseSet | undefined
     try {
       if (!state.checked) {
@@ -154,7 +123,7 @@ export default {
           }
         }
       }
-      databases = requestDatabases(env, state.config, pool)
+      databases = workerDatabaseSet(env, state.config, pool)
       const router = createPlacementRouter(databases, placementCache!, readiness)
       return (await state.app.fetch(request as unknown as Request, { ...env, [REQUEST_ROUTER]: router }, ctx)) as never
     } finally {
@@ -169,7 +138,7 @@ export default {
       logBroken(state)
       return
     }
-    const databases = requestDatabases(env, state.config, openPool(env, state.config))
+    const databases = workerDatabaseSet(env, state.config, openWorkerPool(env, state.config))
     const router = createPlacementRouter(databases, placementCache!, readiness)
     const { config, log } = state
     // Lanes run per database, side by side, each keeping to its own budget (about 45 s for all its

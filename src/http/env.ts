@@ -5,8 +5,10 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { PlacementService } from '../db/placement/service.js'
 import type { Logger } from '../log.js'
+import type { EncryptionFlags } from '../messages/encryption-flags.js'
 import type { ProcessMetrics } from '../metrics.js'
 import type { PopWaker } from '../pop-waker.js'
+import type { QueueListingCache } from '../queues/listing-cache.js'
 import type { Principal } from './auth.js'
 import type { Deflater } from './gzip-splice.js'
 
@@ -33,5 +35,9 @@ export interface AppEnv {
     metrics: ProcessMetrics
     /** The runtime's compressor for answers compressed once and spliced (Node); null on Workers. */
     deflater: Deflater | null
+    /** Which queues are encrypted, as the database last said; one map per app. */
+    encryptionFlags: EncryptionFlags
+    /** The pre-rendered `?stats=cached` listings this app holds, per tenant. */
+    listingCache: QueueListingCache
   }
 }

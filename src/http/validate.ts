@@ -60,3 +60,6 @@ export function positionOf(path: Path): string {
   })
   return last < 0 ? '' : ` (${pathText(keys.slice(0, last + 1))})`
 }
+
+/** Queen's text for a fault, with the position suffix ` (items[N])` the path gives: push and ack items. */
+export const queenText = (text: string) => ({ error: (iss: { path?: PropertyKey[] }) => `${text}${positionOf(iss.path)}` })

@@ -6,7 +6,7 @@
 import { z } from 'zod'
 import { qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { timeRange, timeRangeShape } from './status.js'
+import { timeRange, timeRangeShape } from '../http/time-range.js'
 
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 const admin = { roles: ROLE_SETS.A, tenant: 'required', body: 'none' } as const

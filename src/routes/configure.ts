@@ -1,7 +1,6 @@
 // POST /api/v1/configure (q&r, ENGINE 10): normalise the body into one option bag, call
 // configure_queue_v1 once, answer its response verbatim.
 import { z } from 'zod'
-import { rememberFlags } from '../encryption.js'
 import { fromConfigureError } from '../errors.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { validate } from '../http/validate.js'
@@ -53,7 +52,7 @@ export const configureRoutes = [
         })
       // This isolate's next push uses the new flag at once; other isolates learn it from the push
       // procedure's QMENC refusal (ENGINE 11.2), so no peer needs telling.
-      rememberFlags(c.get('tenant'), [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
+      c.get('encryptionFlags').remember(c.get('tenant'), [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
       if (result.encryptionTurnedOff) {
         // D12: SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
         // encryption off; new messages are then stored in clear. Worth a line in the log.

@@ -3,8 +3,8 @@
 // payloads are decrypted here (the database never holds the key).
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
+import { entriesBody } from '../partitions/entries-body.js'
 import { reveal } from '../reveal.js'
-import { entriesBody } from './partitions.js'
 
 const positive = z.number().int('must be an integer').positive('must be positive')
 

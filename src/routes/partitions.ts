@@ -5,13 +5,7 @@
 import { z } from 'zod'
 import { instant } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-
-/** At most 100 entries per call (D18). */
-export const MAX_ENTRIES = 100
-
-/** `{entries: [...]}` of at most MAX_ENTRIES: this route's body, and fetch's (its read half). */
-export const entriesBody = <E extends z.ZodType>(entry: E) =>
-  z.object({ entries: z.array(entry, { error: 'must be an array' }).max(MAX_ENTRIES, `at most ${MAX_ENTRIES} entries`) })
+import { entriesBody } from '../partitions/entries-body.js'
 
 const changedEntry = z.object({
   queue: z.string({ error: 'must be a string' }),

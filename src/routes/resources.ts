@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { HttpError } from '../errors.js'
 import { INT_MAX, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { chunkStream, heldListing, listingAnswer, listingBody } from './queue-listing-cache.js'
+import { chunkStream, listingBody } from '../queues/listing-cache.js'
 
 const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
@@ -33,9 +33,10 @@ export const resourceRoutes = [
     if (query.stats === 'live') return c.json(await c.get('db').call('log_queue_stats_all_v1', { tenant, cached: false }))
     // The pre-rendered listing goes out as the text it is (10 000 queues are ~2.4 MiB), and only
     // crosses from PostgreSQL when it changed since this process last held it.
-    const held = heldListing(tenant)
+    const listings = c.get('listingCache')
+    const held = listings.held(tenant)
     const result = await c.get('db').call('log_queue_stats_cached_v1', { tenant, known: held?.version })
-    const body = await listingBody(listingAnswer(tenant, result, held), c.get('deflater'), c.req.header('accept-encoding'))
+    const body = await listingBody(listings.answer(tenant, result, held), c.get('deflater'), c.req.header('accept-encoding'))
     const length = body.chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0)
     const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(length), vary: 'Accept-Encoding' }
     if (body.gzip) headers['content-encoding'] = 'gzip'

@@ -4,27 +4,16 @@
 // /status/buffers is process-local: this broker has no push buffer, so its zeros are true.
 import { z } from 'zod'
 import type { StatusFilter } from '../db/procedures.js'
-import { HttpError, badRequest } from '../errors.js'
-import { instant, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
+import { HttpError } from '../errors.js'
+import { qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { timeRange, timeRangeShape } from '../http/time-range.js'
 
-const HOUR_MS = 3_600_000
 const PING_TIMEOUT_MS = 2000
 const INTERVALS = ['minute', 'hour', 'day'] as const
 
 const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
-
-/** from/to (API 5.14); `to` first, the order the time range has always been read in. */
-export const timeRangeShape = { to: instant().optional(), from: instant().optional() }
-
-/** from/to as ISO instants, defaulting to the last hour (API 5.14); from after to is a 400. */
-export function timeRange(q: { from?: string | undefined; to?: string | undefined }): { from: string; to: string } {
-  const to = q.to ?? new Date(Date.now()).toISOString()
-  const from = q.from ?? new Date(Date.parse(to) - HOUR_MS).toISOString()
-  if (Date.parse(from) > Date.parse(to)) throw badRequest('from must not be after to')
-  return { from, to }
-}
 
 /** The time range plus the queue, namespace and task filters the status reads share. */
 export const statusFilterShape = { ...timeRangeShape, queue: qString(), namespace: qString(), task: qString() }

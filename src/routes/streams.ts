@@ -11,7 +11,9 @@ import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { fieldColon, positionOf, sentence, worded } from '../http/validate.js'
 import { isUuid } from '../ids.js'
-import { checkItemCount, pushItems, wakePops, withEncryption } from './push.js'
+import { withEncryption } from '../messages/encode.js'
+import { checkItemCount, pushItems } from '../messages/push-items.js'
+import { wakePops } from '../messages/wake-pops.js'
 
 /** S6: state ops per cycle. A window runtime writes one op per touched key and window. */
 export const MAX_STATE_OPS = 1000

@@ -7,8 +7,10 @@ import type { TransactionOpArg } from '../db/procedures.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { positionOf, sentence, worded } from '../http/validate.js'
 import { uuidv7 } from '../ids.js'
-import { ackArg, ackShape } from './ack.js'
-import { checkItemCount, pushItems, wakePops, withEncryption, type PushItem } from './push.js'
+import { ackArg, ackShape } from '../messages/ack-items.js'
+import { withEncryption } from '../messages/encode.js'
+import { checkItemCount, pushItems, type PushItem } from '../messages/push-items.js'
+import { wakePops } from '../messages/wake-pops.js'
 
 type ParsedOp = { type: 'push'; items: (PushItem & { where: string })[] } | (TransactionOpArg & { type: 'ack' })
 

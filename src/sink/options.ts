@@ -1,5 +1,5 @@
 // A sink's configuration: which queues, under which name, into which windows. The same options
-// come from the Node command line (cli.ts) and from the Worker's SINK_* variables (scheduled.ts).
+// come from the Node command line (cli.ts) and from the Worker's SINK_* variables (cron/sink.ts).
 import { z } from 'zod'
 
 export const sinkOptions = z.object({

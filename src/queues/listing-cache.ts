@@ -3,7 +3,8 @@
 // the current one, so a poll of 10 000 queues moves ~100 bytes from PostgreSQL instead of 2.4 MiB.
 // Versions are random UUIDs minted by whichever database rendered the listing, so a tenant moved
 // to another database (docs/placement.md) can never be answered from the old database's text.
-// Per process on Node, per isolate on Workers; least recently used first out past the byte budget.
+// One cache per app (per process on Node, per isolate on Workers), handed to the routes on the
+// request context; least recently used first out past the byte budget.
 // Where the runtime hands in a compressor, a client that accepts gzip gets the listing compressed
 // once per version (src/http/gzip-splice.ts): ~300 KiB instead of 2.4 MiB on the wire.
 import { acceptsGzip, gzipHead, gzipWithTail, type Deflater, type GzipHead } from '../http/gzip-splice.js'
@@ -27,38 +28,63 @@ export interface ListingAnswer {
   tail: Uint8Array
 }
 
-const entries = new Map<string, HeldListing>()
-let heldBytes = 0
-const utf8 = new TextEncoder()
-
-/** The listing this process holds for `tenant` (its version goes to the procedure as p_known). */
-export function heldListing(tenant: string): HeldListing | undefined {
-  const held = entries.get(tenant)
-  if (held) {
-    entries.delete(tenant) // most recently used last
-    entries.set(tenant, held)
-  }
-  return held
+export interface QueueListingCache {
+  /** The listing this cache holds for `tenant` (its version goes to the procedure as p_known). */
+  held(tenant: string): HeldListing | undefined
+  /**
+   * The answer to the procedure's "<version>\t<statsAge>\t<queues>". An empty <queues> means
+   * "unchanged": it only comes back for the version `held` named, whose bytes this call still has
+   * even if the budget has dropped them from the map meanwhile. A text that came back is kept,
+   * encoded once: bytes, not a string, because @hono/node-server sends a 2.4 MiB string ~35 %
+   * slower than the same bytes.
+   */
+  answer(tenant: string, result: string, held: HeldListing | undefined): ListingAnswer
 }
 
-/**
- * The answer to the procedure's "<version>\t<statsAge>\t<queues>". An empty <queues> means
- * "unchanged": it only comes back for the version `held` named, whose bytes this call still has
- * even if the budget has dropped them from the map meanwhile. A text that came back is kept,
- * encoded once: bytes, not a string, because @hono/node-server sends a 2.4 MiB string ~35 %
- * slower than the same bytes.
- */
-export function listingAnswer(tenant: string, result: string, held: HeldListing | undefined): ListingAnswer {
-  const firstTab = result.indexOf('\t')
-  const secondTab = result.indexOf('\t', firstTab + 1)
-  const version = result.slice(0, firstTab)
-  const queues = result.slice(secondTab + 1)
-  let listing = held
-  if (!(listing && queues === '' && listing.version === version)) {
-    listing = { version, head: utf8.encode(`{"queues":${queues},"statsAge":`) }
-    remember(tenant, listing)
+const utf8 = new TextEncoder()
+
+export function createQueueListingCache(): QueueListingCache {
+  const entries = new Map<string, HeldListing>()
+  let heldBytes = 0
+
+  const remember = (tenant: string, listing: HeldListing): void => {
+    const previous = entries.get(tenant)
+    if (previous) {
+      entries.delete(tenant)
+      heldBytes -= previous.head.byteLength
+    }
+    if (listing.head.byteLength > BUDGET_BYTES) return
+    entries.set(tenant, listing)
+    heldBytes += listing.head.byteLength
+    for (const [oldest, kept] of entries) {
+      if (heldBytes <= BUDGET_BYTES) break
+      entries.delete(oldest)
+      heldBytes -= kept.head.byteLength
+    }
   }
-  return { listing, tail: utf8.encode(`${result.slice(firstTab + 1, secondTab)}}`) }
+
+  return {
+    held(tenant) {
+      const held = entries.get(tenant)
+      if (held) {
+        entries.delete(tenant) // most recently used last
+        entries.set(tenant, held)
+      }
+      return held
+    },
+    answer(tenant, result, held) {
+      const firstTab = result.indexOf('\t')
+      const secondTab = result.indexOf('\t', firstTab + 1)
+      const version = result.slice(0, firstTab)
+      const queues = result.slice(secondTab + 1)
+      let listing = held
+      if (!(listing && queues === '' && listing.version === version)) {
+        listing = { version, head: utf8.encode(`{"queues":${queues},"statsAge":`) }
+        remember(tenant, listing)
+      }
+      return { listing, tail: utf8.encode(`${result.slice(firstTab + 1, secondTab)}}`) }
+    },
+  }
 }
 
 /**
@@ -77,22 +103,6 @@ export async function listingBody(answer: ListingAnswer, deflater: Deflater | nu
     return { chunks: gzipWithTail(deflater, await listing.gzip, tail), gzip: true }
   }
   return { chunks: [listing.head, tail], gzip: false }
-}
-
-function remember(tenant: string, listing: HeldListing): void {
-  const previous = entries.get(tenant)
-  if (previous) {
-    entries.delete(tenant)
-    heldBytes -= previous.head.byteLength
-  }
-  if (listing.head.byteLength > BUDGET_BYTES) return
-  entries.set(tenant, listing)
-  heldBytes += listing.head.byteLength
-  for (const [oldest, kept] of entries) {
-    if (heldBytes <= BUDGET_BYTES) break
-    entries.delete(oldest)
-    heldBytes -= kept.head.byteLength
-  }
 }
 
 /** A body of chunks sent as they are: a stream, because a single body would be one more copy. */

@@ -1,15 +1,15 @@
 // The Workers sink: on every cron firing, the queues in SINK_QUEUES are archived into the R2
 // bucket bound as SINK_BUCKET, by the same engine the Node command runs, within a budget of its
-// own (it runs next to the maintenance lanes, not inside their 45 s share, D21). Each firing is a
+// own (it runs next to the maintenance lanes, not inside their 45 s share). Each firing is a
 // new process to the lease: a firing that overlaps a still-running one finds the lease held and
 // does nothing, and one that follows a killed invocation waits out the lease.
-import type { Config } from '../config.js'
-import type { Database } from '../db/database.js'
-import { describeError, type Logger } from '../log.js'
-import { createSinkEngine, type QueueRun } from './engine.js'
-import { sinkOptions } from './options.js'
-import { databaseSource } from './source.js'
-import { r2Store, type R2BucketLike } from './store-r2.js'
+import type { Config } from '../src/config.js'
+import type { Database } from '../src/db/database.js'
+import { describeError, type Logger } from '../src/log.js'
+import { createSinkEngine, type QueueRun } from '../src/sink/engine.js'
+import { sinkOptions } from '../src/sink/options.js'
+import { databaseSource } from '../src/sink/source.js'
+import { r2Store, type R2BucketLike } from '../src/sink/store-r2.js'
 
 const SINK_BUDGET_MS = 20_000
 // Longer than a firing's budget, so a live run never loses its lease between two windows.
