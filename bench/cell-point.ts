@@ -119,6 +119,8 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
     const pacer = runPacer(client, shape, ledger, gate, { rate: settings.rate, total, start: a.at }, errors)
     const reporter = settings.reportMs > 0 ? progress(ledger, gate, a.at, settings.reportMs) : undefined
     await pacer.done
+    // The last message is due one interval before the window ends: the window is the whole duration.
+    await sleep(Math.max(0, a.at + settings.durationMs - performance.now()))
     const b = snap()
     reporter?.stop()
     const drained = await until(() => gate.inflight === 0 && ledger.settled === ledger.accepted, settings.drainMs)
