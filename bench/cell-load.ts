@@ -118,7 +118,7 @@ interface PoppedMessage {
 export function startConsumers(client: CellHttp, shape: CellShape, ledger: Ledger, errors: string[]) {
   const controller = new AbortController()
   let stopping = false
-  let warmDelivered = 0
+  let warmAcked = 0
   const path = `/api/v1/pop/queue/${encodeURIComponent(shape.queue)}?consumerGroup=${encodeURIComponent(shape.group)}&batch=${shape.popBatch}&wait=true&timeout=${shape.popWaitMs}`
   const note = (what: string) => {
     client.calls.failed++
@@ -148,10 +148,11 @@ export function startConsumers(client: CellHttp, shape: CellShape, ledger: Ledge
       }
       const at = performance.now()
       const messages = (JSON.parse(answer.text) as { messages: PoppedMessage[] }).messages
+      let warm = 0
       for (const m of messages) {
         const d = m.data
         if (d && typeof d.k === 'number' && d.k !== WARM) ledger.deliver(d.k, tenant, d.t ?? NaN, at)
-        else warmDelivered++
+        else warm++
       }
       if (messages.length === 0) continue
       const body = JSON.stringify({
@@ -167,11 +168,13 @@ export function startConsumers(client: CellHttp, shape: CellShape, ledger: Ledge
         if (stopping) return
         note(`ack: ${error instanceof Error ? error.message : String(error)}`)
       }
+      warmAcked += warm
     }
   }
   const loops = Array.from({ length: shape.tenants * shape.consumersPerTenant }, (_, i) => consumer(i % shape.tenants))
   return {
-    warmDelivered: () => warmDelivered,
+    /** Warm-up messages delivered and acked: once all are, the consumers are idle in their long polls. */
+    warmAcked: () => warmAcked,
     async stop() {
       stopping = true
       controller.abort()

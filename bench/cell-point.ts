@@ -102,7 +102,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
     consumers = startConsumers(client, shape, ledger, errors)
     const warm = await warmPartitions(client, shape)
     const c = consumers
-    if (!(await until(() => c.warmDelivered() >= warm, 60_000))) throw new Error(`the warm-up messages were not all delivered within 60 s (${c.warmDelivered()} of ${warm})`)
+    if (!(await until(() => c.warmAcked() >= warm, 60_000))) throw new Error(`the warm-up messages were not all delivered and acked within 60 s (${c.warmAcked()} of ${warm})`)
 
     const snap = (): Snapshot => ({
       at: performance.now(),
