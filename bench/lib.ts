@@ -78,7 +78,7 @@ export interface LoopResult {
   totalItems: number
 }
 
-export function percentile(sorted: number[], p: number): number | null {
+export function percentile(sorted: ArrayLike<number>, p: number): number | null {
   if (sorted.length === 0) return null
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
   return Math.round(sorted[i]! * 100) / 100

@@ -1,6 +1,7 @@
-// The stack the scale and memory workloads run on: a fresh embedded PostgreSQL in a temp dir (or
-// BENCH_DATABASE_URL) and the broker as a separate process (`node --import tsx src/node.ts`), as
-// `npm run bench` starts them. Kept apart from bench/run.ts so that file stays as it is.
+// The stack the scale, memory and cell workloads run on: a fresh embedded PostgreSQL in a temp dir
+// (or BENCH_DATABASE_URL) and the broker as a separate process (`node --import tsx src/node.ts`), as
+// `npm run bench` starts them. Kept apart from bench/run.ts so that file stays as it is. The two
+// halves start apart too: the cell bench keeps one cluster and starts a broker per point.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -42,7 +43,16 @@ export const PARKED_LANES = {
   DEDUP_PURGE_INTERVAL_MS: '86400000',
 }
 
-export async function startStack(options: { brokerEnv?: Record<string, string>; nodeFlags?: string[]; postgresFlags?: string[] } = {}): Promise<Stack> {
+export interface Postgres {
+  url: string
+  /** Set for the embedded cluster only: its processes are ours to measure. */
+  postmasterPid?: number
+  admin: pg.Client
+  stop(): Promise<void>
+}
+
+/** A fresh embedded PostgreSQL in a temp dir, or BENCH_DATABASE_URL; `admin` is a connection of its own. */
+export async function startPostgres(options: { postgresFlags?: string[] } = {}): Promise<Postgres> {
   let embedded: EmbeddedServer | undefined
   let tmp: string | undefined
   let url = process.env.BENCH_DATABASE_URL
@@ -55,7 +65,28 @@ export async function startStack(options: { brokerEnv?: Record<string, string>; 
   const postmasterPid = embedded ? Number(readFileSync(join(embedded.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) : undefined
   const admin = new pg.Client({ connectionString: url, application_name: 'bench-admin' })
   await admin.connect()
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    await admin.end().catch(() => {})
+    await embedded?.stop()
+    if (tmp) rmSync(tmp, { recursive: true, force: true })
+  }
+  return { url, ...(postmasterPid !== undefined ? { postmasterPid } : {}), admin, stop }
+}
 
+export interface Broker {
+  process: ChildProcess
+  port: number
+  client: HttpClient
+  /** The tail of what the broker wrote, for a report when it fails mid-run. */
+  output(): string
+  stop(): Promise<void>
+}
+
+/** The broker as a separate process on `url`, once /health answers; it migrates at boot as `npm start` does. */
+export async function startBroker(url: string, options: { brokerEnv?: Record<string, string>; nodeFlags?: string[] } = {}): Promise<Broker> {
   const port = await freePort()
   log(`starting the broker on :${port} (separate process)`)
   const broker = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', join(ROOT, 'src/node.ts')], {
@@ -67,18 +98,13 @@ export async function startStack(options: { brokerEnv?: Record<string, string>; 
   broker.stdout!.on('data', (d: Buffer) => brokerLog.push(d.toString()))
   broker.stderr!.on('data', (d: Buffer) => brokerLog.push(d.toString()))
   const client = httpClient(`http://127.0.0.1:${port}`)
-
   let stopped = false
   const stop = async () => {
     if (stopped) return
     stopped = true
     client.close()
     await stopBroker(broker)
-    await admin.end().catch(() => {})
-    await embedded?.stop()
-    if (tmp) rmSync(tmp, { recursive: true, force: true })
   }
-  process.on('SIGINT', () => void stop().then(() => process.exit(130)))
 
   const deadline = Date.now() + 60_000
   for (;;) {
@@ -97,7 +123,27 @@ export async function startStack(options: { brokerEnv?: Record<string, string>; 
     }
     await sleep(200)
   }
-  return { url, postmasterPid, admin, broker, client, stop }
+  return { process: broker, port, client, output: () => brokerLog.join('').slice(-4000), stop }
+}
+
+export async function startStack(options: { brokerEnv?: Record<string, string>; nodeFlags?: string[]; postgresFlags?: string[] } = {}): Promise<Stack> {
+  const postgres = await startPostgres(options)
+  let broker: Broker | undefined
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    await broker?.stop()
+    await postgres.stop()
+  }
+  process.on('SIGINT', () => void stop().then(() => process.exit(130)))
+  try {
+    broker = await startBroker(postgres.url, options)
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { url: postgres.url, ...(postgres.postmasterPid !== undefined ? { postmasterPid: postgres.postmasterPid } : {}), admin: postgres.admin, broker: broker.process, client: broker.client, stop }
 }
 
 async function stopBroker(broker: ChildProcess) {

@@ -1,0 +1,143 @@
+// `npm run bench:cell` (issue #33): the multitenant cell under open-loop load, the shape most Queen
+// users run and Queen publishes for a two-core cell. T tenants (each its own tenancy-header value)
+// share one queue name of P partitions and one consumer group name; producers push one ~256-byte
+// message per request at a fixed offered rate without waiting on answers; C consumers per tenant
+// long-poll batches of 50 and ack them. Each offered rate is a point on a fresh database and a fresh
+// broker. Prints, per point, delivery (achieved, shed, lost, duplicated, latency from the intended
+// send time, the worst partition) and cost (CPU per process, commits, CPU and calls per delivered
+// message), and writes bench/results/cell.json and cell.md.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import type { CellShape } from './cell-load.js'
+import { runPoint, type PointResult } from './cell-point.js'
+import { ROOT, envInt, log, startPostgres } from './stack.js'
+
+/** The ladder `BENCH_CELL_RATES=ladder` runs: past Queen's published 2 400 msg/s, to find the knee. */
+const LADDER = [300, 600, 900, 1200, 1800, 2400, 3000]
+
+const SHAPES = {
+  // Queen's published two-core cell: 4 tenants on queue `orders`, group `workers`, 8 partitions.
+  cell: { tenants: 4, rates: [600], durationMs: 30_000, drainMs: 30_000, reportMs: 0 },
+  // Queen's one-hour soak: 12 tenants at 70 msg/s each on the same queue and group names.
+  soak: { tenants: 12, rates: [840], durationMs: 3_600_000, drainMs: 30_000, reportMs: 15_000 },
+} as const
+
+const envCount = (name: string, fallback: number) => {
+  const v = process.env[name]
+  if (v === undefined || v === '') return fallback
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of 0 or more`)
+  return n
+}
+
+function rates(fallback: readonly number[]): number[] {
+  const v = process.env.BENCH_CELL_RATES
+  if (v === undefined || v === '') return [...fallback]
+  if (v === 'ladder') return LADDER
+  const list = v.split(',').map((x) => Number(x.trim()))
+  if (list.some((n) => !(n > 0))) throw new Error('BENCH_CELL_RATES must be "ladder" or a comma list of positive msg/s')
+  return list
+}
+
+function settingsFromEnv() {
+  const shapeName = process.env.BENCH_CELL_SHAPE ?? 'cell'
+  if (shapeName !== 'cell' && shapeName !== 'soak') throw new Error('BENCH_CELL_SHAPE must be cell or soak')
+  const base = SHAPES[shapeName]
+  const shape: CellShape = {
+    tenants: envInt('BENCH_CELL_TENANTS', base.tenants),
+    partitions: envInt('BENCH_CELL_PARTITIONS', 8),
+    consumersPerTenant: envInt('BENCH_CELL_CONSUMERS', 3),
+    popBatch: envInt('BENCH_CELL_POP_BATCH', 50),
+    popWaitMs: envInt('BENCH_CELL_POP_WAIT_MS', 5000),
+    payloadBytes: envInt('BENCH_CELL_PAYLOAD_BYTES', 256),
+    maxInflight: envInt('BENCH_CELL_MAX_INFLIGHT', 512),
+    queue: 'orders',
+    group: 'workers',
+    tenantHeader: 'x-tenant',
+  }
+  return {
+    shapeName,
+    shape,
+    rates: rates(base.rates),
+    durationMs: envInt('BENCH_CELL_DURATION_MS', base.durationMs),
+    drainMs: envCount('BENCH_CELL_DRAIN_MS', base.drainMs),
+    reportMs: envCount('BENCH_CELL_REPORT_MS', base.reportMs),
+    poolSize: envInt('BENCH_CELL_POOL_SIZE', 10),
+  }
+}
+
+const ms = (v: number | null) => (v === null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`)
+const num = (v: number | null) => (v === null || Number.isNaN(v) ? '-' : String(v))
+
+function deliveryTable(points: PointResult[]): string {
+  const head = '| offered msg/s | load avg before (1 / 5 min) | pushed/s | delivered/s | shed | push errors | lost | duplicated | p50 | p99 | p99.9 | max | worst partition | best partition\'s worst | partitions worst > 1 s |'
+  const rows = points.map((p) => {
+    const s = p.summary
+    return `| ${p.rate} | ${p.loadBefore[0]} / ${p.loadBefore[1]} | ${p.achieved.pushedPerSec} | ${p.achieved.deliveredPerSec} | ${p.shed} | ${s.refused} | ${s.lost}${p.drained ? '' : ' (drain timed out)'} | ${s.duplicated} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${ms(s.latencyMs.p999)} | ${ms(s.latencyMs.max)} | ${ms(s.partitions.worstMs)} | ${ms(s.partitions.bestWorstMs)} | ${s.partitions.over1s} of ${s.partitions.perPartition.length} |`
+  })
+  return [head, `|${'---:|'.repeat(15)}`, ...rows].join('\n')
+}
+
+function costTable(points: PointResult[]): string {
+  const head = '| offered msg/s | CPU broker / PostgreSQL / loader (cores) | PG backends (cores) | machine busy (cores) | others (cores) | commits / msg | PG µs / msg | backend µs / msg | broker µs / msg | calls / msg | msgs / pop | pacer lag max | peak in flight |'
+  const rows = points.map((p) => {
+    const c = p.cpuCores
+    const m = p.perMessage
+    // What the rest of the machine used meanwhile: on a shared machine, the noise under the figures.
+    const others = c.postgres === null ? null : Math.max(0, Math.round((c.machine - c.broker - c.postgres - c.loader) * 100) / 100)
+    return `| ${p.rate} | ${c.broker} / ${num(c.postgres)} / ${c.loader} | ${num(c.backends)} | ${c.machine} | ${num(others)} | ${num(m.commits)} | ${num(m.postgresUs)} | ${num(m.backendUs)} | ${num(m.brokerUs)} | ${num(m.calls)} | ${num(m.messagesPerPop)} | ${ms(p.pacerMaxLagMs)} | ${p.peakInflight} |`
+  })
+  return [head, `|${'---:|'.repeat(13)}`, ...rows].join('\n')
+}
+
+async function main() {
+  const settings = settingsFromEnv()
+  const { shape } = settings
+  const started = Date.now()
+  log(
+    `cell bench (${settings.shapeName}): ${shape.tenants} tenants × queue "${shape.queue}" of ${shape.partitions} partitions, ` +
+      `${shape.consumersPerTenant} consumers per tenant in group "${shape.group}" (pop ${shape.popBatch}, long poll ${shape.popWaitMs} ms), ` +
+      `push 1 × ~${shape.payloadBytes} B, in-flight cap ${shape.maxInflight}; ${settings.durationMs / 1000} s load + up to ${settings.drainMs / 1000} s drain per point; ` +
+      `rates ${settings.rates.join(', ')} msg/s; ${cpus().length} cores`,
+  )
+  const pg = await startPostgres()
+  process.on('SIGINT', () => void pg.stop().then(() => process.exit(130)))
+  const points: PointResult[] = []
+  try {
+    for (const [i, rate] of settings.rates.entries()) {
+      log(`point ${i + 1}/${settings.rates.length}: ${rate} msg/s offered`)
+      const point = await runPoint(pg, i + 1, shape, {
+        rate,
+        durationMs: settings.durationMs,
+        drainMs: settings.drainMs,
+        reportMs: settings.reportMs,
+        brokerEnv: { DB_POOL_SIZE: String(settings.poolSize) },
+      })
+      points.push(point)
+      const s = point.summary
+      log(
+        `  ${rate} msg/s: pushed ${point.achieved.pushedPerSec}/s, delivered ${point.achieved.deliveredPerSec}/s, shed ${point.shed}, lost ${s.lost}, dup ${s.duplicated}, ` +
+          `p50 ${ms(s.latencyMs.p50)} p99 ${ms(s.latencyMs.p99)} p99.9 ${ms(s.latencyMs.p999)}, worst partition ${ms(s.partitions.worstMs)}; ` +
+          `CPU ${point.cpuCores.broker} / ${num(point.cpuCores.postgres)} / ${point.cpuCores.loader} cores`,
+      )
+      if (s.crossTenant > 0) log(`  ${s.crossTenant} messages were delivered to another tenant's consumer`)
+      if (s.stray > 0) log(`  ${s.stray} messages were delivered although their push was not answered as queued`)
+      for (const e of point.errors.slice(0, 5)) log(`  error: ${e}`)
+    }
+  } finally {
+    await pg.stop()
+  }
+  const md = [`## Delivery`, '', deliveryTable(points), '', `## Cost`, '', costTable(points), ''].join('\n')
+  console.log(`\n${md}`)
+  const out = join(ROOT, 'bench/results')
+  mkdirSync(out, { recursive: true })
+  writeFileSync(join(out, 'cell.json'), JSON.stringify({ at: new Date().toISOString(), settings, points }, null, 2))
+  writeFileSync(join(out, 'cell.md'), md)
+  log(`done in ${Math.round((Date.now() - started) / 1000)} s; bench/results/cell.json and cell.md written`)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})
