@@ -2,12 +2,14 @@
 // suite, test/chaos included in its short variant (`npm run chaos` sets QUEEN_CHAOS=full and runs
 // test/chaos alone at full length); `workerd` runs the real worker bundle; `pooler` re-runs the HTTP suite through
 // PgBouncer in transaction mode. Without a pgbouncer binary the pooler project is left out with a
-// printed notice (never silently).
+// printed notice naming the apt package (never silently; test/helpers/optional.ts).
 import { defineConfig } from 'vitest/config'
-import { findPgBouncer } from './test/helpers/pgbouncer.js'
+import { available, pgbouncerBinary } from './test/helpers/optional.js'
 
-const hasPgBouncer = findPgBouncer() !== null
-if (!hasPgBouncer) console.warn('[queen-edge tests] NOTICE: pgbouncer not found; skipping the pooler project')
+const hasPgBouncer = available(
+  pgbouncerBinary,
+  'the pooler project (the HTTP suite through PgBouncer) and the PgBouncer variants of test/driver-conformance.test.ts and test/placement.test.ts',
+)
 
 export default defineConfig({
   test: {

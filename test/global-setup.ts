@@ -10,6 +10,7 @@ import type { TestProject } from 'vitest/node'
 import { startEmbeddedPostgres } from '../src/db/embedded.js'
 import { migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
+import { pgbouncerBinary, whyMissing } from './helpers/optional.js'
 import { startPgBouncer, findPgBouncer, type PgBouncer } from './helpers/pgbouncer.js'
 
 declare module 'vitest' {
@@ -56,9 +57,9 @@ async function startServers(): Promise<Shared> {
   await template.end()
 
   let pooler: PgBouncer | undefined
-  const binary = findPgBouncer()
+  // Without one, vitest.config.ts has printed the notice and left the pooler project out.
+  const binary = whyMissing(pgbouncerBinary) === null ? findPgBouncer() : null
   if (binary) pooler = await startPgBouncer(binary, adminUrl)
-  else console.warn('\n[queen-edge tests] NOTICE: no pgbouncer binary on PATH; the pooler project is not run (apt-get install pgbouncer)\n')
 
   return {
     users: 0,

@@ -22,14 +22,17 @@ export interface DebianServer {
   stop(): void
 }
 
-/** Why the server cannot be used here, or null when it can: the binaries and the extension's files. */
+/**
+ * Why the server cannot be used here, or null when it can: the binaries and the extension's files.
+ * The callers name the apt packages (postgresql-15 postgresql-15-plpgsql-check) themselves.
+ */
 export function unavailableReason(binDir: string): string | null {
   for (const tool of ['initdb', 'pg_ctl', 'postgres', 'pg_config']) {
-    if (!existsSync(join(binDir, tool))) return `${join(binDir, tool)} is missing (apt-get install postgresql-15)`
+    if (!existsSync(join(binDir, tool))) return `${join(binDir, tool)} is missing`
   }
   const shareDir = execFileSync(join(binDir, 'pg_config'), ['--sharedir'], { encoding: 'utf8' }).trim()
   if (!existsSync(join(shareDir, 'extension', 'plpgsql_check.control'))) {
-    return `plpgsql_check is not installed for this server (${shareDir}/extension; apt-get install postgresql-15-plpgsql-check)`
+    return `plpgsql_check is not installed for this server (${shareDir}/extension)`
   }
   if (process.getuid?.() === 0 && spawnSync('id', ['-u', SERVER_USER]).status !== 0) {
     return `running as root, and there is no OS user "${SERVER_USER}" to run the server as`

@@ -3,9 +3,10 @@
 // and server connection goes at once, mid-transaction or not, and the port is closed until the
 // new process listens on it. The broker answers 503 meanwhile and reconnects by itself; the
 // ledger must show nothing lost or reordered. Without a pgbouncer binary the scenario cannot run
-// and says so loudly (as test/global-setup.ts does for the pooler project).
+// and says so loudly (test/helpers/optional.ts), as vitest.config.ts does for the pooler project.
 import { inject, afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import { available, pgbouncerBinary } from '../helpers/optional.js'
 import { findPgBouncer, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js'
 import { FULL, Load, sleep, startBroker, summarise, type Broker } from './harness.js'
 
@@ -13,8 +14,7 @@ const RESTARTS = FULL ? 3 : 1
 const UP_MS = FULL ? 4000 : 1000
 const DOWN_MS = 500
 const RETRY_LIMIT = 20
-const binary = findPgBouncer()
-if (!binary) console.warn('\n[queen-edge chaos] NOTICE: no pgbouncer binary on PATH; the PgBouncer restart scenario is NOT run (apt-get install pgbouncer)\n')
+const binary = available(pgbouncerBinary, 'the PgBouncer restart chaos scenario') ? findPgBouncer() : null
 
 describe.runIf(binary !== null)('PgBouncer restart', () => {
   let database: TestDatabase

@@ -4,19 +4,18 @@
 // and the actions (retry, clear) change the API's state only after a confirmation and are drawn
 // only for a token whose roles the routes accept.
 // Without /usr/bin/chromium the suite is skipped with a printed notice (.ci/run installs it).
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { SECRET, token } from '../helpers/tokens.js'
+import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
-const hasBrowser = existsSync(CHROMIUM)
+const hasBrowser = available(chromiumBrowser, 'the console browser test (test/console/browser.test.ts)')
 // Generous waits: the full suite shares two cores with PostgreSQL and workerd.
 const POLL = { timeout: 10_000 }
-if (!hasBrowser) console.warn(`[queen-edge tests] NOTICE: ${CHROMIUM} not found; skipping the console browser test (apt-get install chromium)`)
 
 let database: TestDatabase
 let broker: ServedApp
@@ -71,7 +70,7 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     broker = await servedApp(database)
     await seed(broker)
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM_PATH,
       // As root Chromium needs --no-sandbox; the background-networking flags keep it from dialling
       // out (update checks, sync), which a closed network refuses.
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

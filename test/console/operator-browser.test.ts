@@ -4,20 +4,19 @@
 // group cursors, the lagging highlight and the sampled lag chart; every action checked against the
 // API before and after; a read-only token sees no action and its forged requests are refused; and
 // the issue's "done when" story end to end. Screenshots go to test-artifacts/operator-*.png.
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { SECRET, bearer, token } from '../helpers/tokens.js'
+import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
-const hasBrowser = existsSync(CHROMIUM)
+const hasBrowser = available(chromiumBrowser, 'the operator console browser test (test/console/operator-browser.test.ts)')
 // Generous waits: the full suite shares two cores with PostgreSQL and workerd.
 const POLL = { timeout: 15_000 }
 const TRACE_ID = '4f6c1d2e-8a3b-4c5d-9e0f-112233445566'
-if (!hasBrowser) console.warn(`[queen-edge tests] NOTICE: ${CHROMIUM} not found; skipping the operator console browser test (apt-get install chromium)`)
 
 let database: TestDatabase
 let broker: ServedApp
@@ -96,7 +95,7 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
     await ok(broker.json('POST', '/api/v1/traces', { transactionId: failed.transactionId, partitionId: failed.partitionId, consumerGroup: 'billing', eventType: 'error', traceNames: ['order-2'], data: { step: 'charge', reason: 'card declined' } }), 201)
     await ok(broker.json('POST', '/api/v1/stats/refresh', {}))
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM_PATH,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     })
     mkdirSync(ARTIFACTS, { recursive: true })

@@ -6,18 +6,17 @@
 // token bound to a tenant see no placement action, and their forged writes answer 403.
 // Screenshots go to test-artifacts/placements-*.png.
 import { serve } from '@hono/node-server'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { placedApp, TENANT_HEADER, type PlacedApp } from '../helpers/placed-app.js'
 import { SECRET, token } from '../helpers/tokens.js'
+import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
-const hasBrowser = existsSync(CHROMIUM)
+const hasBrowser = available(chromiumBrowser, 'the Placements page browser test (test/console/placements-browser.test.ts)')
 const POLL = { timeout: 15_000 }
-if (!hasBrowser) console.warn(`[queen-edge tests] NOTICE: ${CHROMIUM} not found; skipping the placements page browser test`)
 
 let placed: PlacedApp
 let server: ReturnType<typeof serve>
@@ -85,7 +84,7 @@ describe.skipIf(!hasBrowser)('the Placements page in Chromium', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     adminJwt = await token({ sub: 'operator', role: 'admin' })
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM_PATH,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     })
   }, 120_000)

@@ -2,7 +2,7 @@
 // run shows as "never ran", and after a sink commits, its row shows the archived count, the last
 // object and that the hold is holding retention back. Skipped with a printed notice without
 // /usr/bin/chromium, like the other browser suite.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
@@ -15,10 +15,9 @@ import { testApp, type TestApp } from '../helpers/app.js'
 import type { TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { sinkDatabase, sleep } from '../helpers/sink.js'
+import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasBrowser = existsSync(CHROMIUM)
-if (!hasBrowser) console.warn(`[queen-edge tests] NOTICE: ${CHROMIUM} not found; skipping the sinks page browser test`)
+const hasBrowser = available(chromiumBrowser, 'the sinks page browser test (test/console/sinks-browser.test.ts)')
 
 let database: TestDatabase
 let broker: ServedApp
@@ -33,7 +32,7 @@ describe.skipIf(!hasBrowser)('the sinks page in Chromium', () => {
     app = await testApp({ database })
     dir = mkdtempSync(join(tmpdir(), 'queen-sinks-page-'))
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM_PATH,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     })
   }, 120_000)
