@@ -7,9 +7,8 @@ import type { AckItemArg, AckItemResult } from '../db/procedures.js'
 import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'
+import { NAME_MAX } from '../names.js'
 import { queenText } from './push.js'
-
-const NAME_MAX = 255
 
 /** Optional string fields: absent or null is null; anything but a string is a 400 naming it. */
 const optionalString = (field: string, max?: number) => {

@@ -13,9 +13,9 @@ import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { pathText, positionOf, sentence, worded } from '../http/validate.js'
 import { isUuid } from '../ids.js'
+import { NAME_MAX } from '../names.js'
 import { wakeKey } from '../pop-waker.js'
 
-const NAME_MAX = 255
 // Bytes a stored frame adds around its payload: id, txn, trace, sub, enc and jsonb's own spacing.
 const FRAME_OVERHEAD = 96
 

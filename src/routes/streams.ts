@@ -11,13 +11,13 @@ import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { fieldColon, positionOf, sentence, worded } from '../http/validate.js'
 import { isUuid } from '../ids.js'
+import { NAME_MAX } from '../names.js'
 import { checkItemCount, pushItems, wakePops, withEncryption } from './push.js'
 
 /** S6: state ops per cycle. A window runtime writes one op per touched key and window. */
 export const MAX_STATE_OPS = 1000
 /** State keys are btree keys: 512 characters stay under PostgreSQL's index entry limit in any UTF-8. */
 export const MAX_STATE_KEY_CHARS = 512
-const NAME_MAX = 255
 
 const required = (field: string) => z.string({ error: `${field} is required` }).min(1, `${field} is required`)
 const named = (field: string) => required(field).max(NAME_MAX, `${field} must be at most ${NAME_MAX} characters`)
