@@ -28,9 +28,9 @@ export function shellHtml(assetBase: string): string {
   </nav>
   <span id="live" class="live"></span>
   <button id="refresh" type="button" title="Reload this view's figures now">Refresh</button>
-  <details id="connection"></details>
+  <details id="connection" hidden></details>
 </header>
-<main id="main"><p class="muted">Loading…</p><noscript>The console needs JavaScript; the API is at /api/v1.</noscript></main>
+<main id="main"><p class="muted">Loading the console's script…</p><noscript>The console needs JavaScript; the API is at /api/v1.</noscript></main>
 </body>
 </html>
 `

@@ -3,8 +3,7 @@
 import { z } from 'zod'
 import type { AckItemArg } from '../db/procedures.js'
 import { queenText } from '../http/validate.js'
-
-const NAME_MAX = 255
+import { NAME_MAX } from '../names.js'
 
 /** Optional string fields: absent or null is null; anything but a string is a 400 naming it. */
 const optionalString = (field: string, max?: number) => {

@@ -4,8 +4,7 @@ import { z } from 'zod'
 import { HttpError } from '../errors.js'
 import { pathText, queenText } from '../http/validate.js'
 import { isUuid } from '../ids.js'
-
-const NAME_MAX = 255
+import { NAME_MAX } from '../names.js'
 
 /** A push item after validation, before encoding. */
 export interface PushItem {

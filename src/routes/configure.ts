@@ -4,10 +4,11 @@ import { z } from 'zod'
 import { fromConfigureError } from '../errors.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { validate } from '../http/validate.js'
+import { NAME_MAX } from '../names.js'
 import { QUEUE_OPTION_KEYS, optionBag, type OptionBag } from '../queue-options.js'
 
 export const configureBody = z.looseObject({
-  queue: z.string({ error: 'must be a string' }).max(255, 'must be at most 255 characters'),
+  queue: z.string({ error: 'must be a string' }).max(NAME_MAX, `must be at most ${NAME_MAX} characters`),
   mode: z.enum(['merge', 'replace'], { error: 'must be "merge" or "replace"' }).optional(),
   options: z.record(z.string(), z.unknown(), { error: 'must be an object' }).nullable().optional(),
 })

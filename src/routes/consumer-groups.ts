@@ -7,9 +7,8 @@ import { HttpError, badRequest } from '../errors.js'
 import { instant, instantOf, qBool, qInt } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'
+import { NAME_MAX, QUEUE_MODE } from '../names.js'
 
-const QUEUE_MODE = '__QUEUE_MODE__'
-const NAME_MAX = 255
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 const write = { roles: ROLE_SETS.RW_A, tenant: 'required' } as const
 

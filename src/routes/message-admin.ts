@@ -8,6 +8,7 @@ import { HttpError } from '../errors.js'
 import { qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { isUuid } from '../ids.js'
+import { NAME_MAX } from '../names.js'
 
 /** A procedure's refusal code, as the status, code and text a client sees (never a 5xx). */
 const REFUSALS: Record<string, [404 | 409, string]> = {
@@ -27,7 +28,7 @@ function refusedOr(result: Record<string, unknown>): Record<string, unknown> {
   throw new HttpError(status, code, text, extra)
 }
 
-const groupName = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters')
+const groupName = z.string().min(1, 'must not be empty').max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
 // The group may come in the query or the body (Queen's clients send an empty body); the query wins.
 const actionQuery = z.object({ consumerGroup: qString().pipe(groupName.optional()) })
 const retryBody = z.object({ consumerGroup: groupName.optional() })

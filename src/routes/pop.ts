@@ -7,11 +7,10 @@ import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
 import type { AppEnv } from '../http/env.js'
 import { instantOf, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
+import { NAME_MAX, QUEUE_MODE } from '../names.js'
 import { sleepOnly, wakeKey, type WakeOutcome } from '../pop-waker.js'
 import { reveal } from '../reveal.js'
 
-const QUEUE_MODE = '__QUEUE_MODE__'
-const NAME_MAX = 255
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 1000
 const DEFAULT_TIMEOUT_MS = 30_000

@@ -14,12 +14,12 @@ import { isUuid } from '../ids.js'
 import { withEncryption } from '../messages/encode.js'
 import { checkItemCount, pushItems } from '../messages/push-items.js'
 import { wakePops } from '../messages/wake-pops.js'
+import { NAME_MAX } from '../names.js'
 
 /** S6: state ops per cycle. A window runtime writes one op per touched key and window. */
 export const MAX_STATE_OPS = 1000
 /** State keys are btree keys: 512 characters stay under PostgreSQL's index entry limit in any UTF-8. */
 export const MAX_STATE_KEY_CHARS = 512
-const NAME_MAX = 255
 
 const required = (field: string) => z.string({ error: `${field} is required` }).min(1, `${field} is required`)
 const named = (field: string) => required(field).max(NAME_MAX, `${field} must be at most ${NAME_MAX} characters`)

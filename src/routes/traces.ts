@@ -7,10 +7,9 @@ import { qInt } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { pathText, sentence, worded } from '../http/validate.js'
 import { isUuid } from '../ids.js'
+import { NAME_MAX, QUEUE_MODE } from '../names.js'
 import { reveal } from '../reveal.js'
 
-const QUEUE_MODE = '__QUEUE_MODE__'
-const NAME_MAX = 255
 const EVENT_TYPE_MAX = 64
 const TRACE_NAMES_MAX = 20
 // Paging: limit is clamped to [1, LIMIT_MAX] (documented in docs/traces.md); offset is any integer

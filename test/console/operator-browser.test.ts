@@ -169,6 +169,65 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
     }
   })
 
+  it('names the refresh interval once in the header, also after the operator changes it', async () => {
+    const page = await open('/console/queues')
+    const live = page.getByTestId('live')
+    await expect.poll(() => live.getAttribute('data-state'), POLL).toBe('live')
+    // What the header slot shows: its text, and of the selector only the option on display.
+    const shown = () => page.locator('#live').evaluate((slot) => {
+      const text = (node: Node): string => node instanceof HTMLSelectElement ? node.selectedOptions[0]?.text ?? ''
+        : node.nodeType === Node.TEXT_NODE ? node.textContent ?? '' : Array.from(node.childNodes).map(text).join(' ')
+      return text(slot).replace(/\s+/g, ' ').trim()
+    })
+    const times = (text: string, phrase: RegExp) => (text.match(phrase) ?? []).length
+    await expect.poll(shown, POLL).toMatch(/^Refreshing every 5 s/)
+    expect(times(await shown(), /\b5 s\b/g)).toBe(1)
+    expect(times(await shown(), /\bevery\b/g)).toBe(1)
+    await page.getByTestId('refresh-every').selectOption('15')
+    await expect.poll(shown, POLL).toMatch(/^Refreshing every 15 s/)
+    expect(times(await shown(), /\b15 s\b/g)).toBe(1)
+    // The list still says which interval is in force.
+    expect(await page.getByTestId('refresh-every').locator('option', { hasText: 'current' }).textContent()).toBe('15 s (current)')
+    await close(page)
+  })
+
+  it('draws the header and the view\'s heading at once, and says which broker calls it waits for', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    page.setDefaultTimeout(15_000)
+    const errors: Error[] = []
+    pageErrors.set(page, errors)
+    page.on('pageerror', (error) => errors.push(error))
+    // Hold the settings and the queue's own answer until the test lets them through.
+    const held = (pattern: string) => {
+      let release = () => {}
+      const gate = new Promise<void>((resolve) => { release = resolve })
+      void page.route(pattern, async (route) => {
+        await gate
+        await route.continue()
+      })
+      return release
+    }
+    const releaseSettings = held('**/console/config.json')
+    const releaseQueue = held('**/api/v1/resources/queues/payments')
+    await page.goto(broker.base + '/console/queues/payments', { waitUntil: 'commit' })
+    const waiting = page.getByTestId('waiting')
+    await expect.poll(() => page.locator('main h1').textContent(), POLL).toBe('Queue payments')
+    await expect.poll(() => waiting.textContent(), POLL).toContain('GET /console/config.json')
+    expect(await waiting.textContent()).toContain('GET /api/v1/resources/queues/payments')
+    expect(await page.locator('nav a.active').textContent()).toBe('Queues')
+    expect(await page.getByTestId('live').textContent()).toMatch(/^Refreshing every 5 s/)
+    // No connection form before the settings say there is one (this broker has none).
+    expect(await page.locator('#connection').isVisible()).toBe(false)
+    await shot(page, 'loading')
+    releaseSettings()
+    await expect.poll(() => waiting.textContent(), POLL).not.toContain('config.json')
+    expect(await waiting.textContent()).toContain('GET /api/v1/resources/queues/payments')
+    releaseQueue()
+    await expect.poll(() => page.getByTestId('queue-name').textContent(), POLL).toBe('payments')
+    expect(await waiting.count()).toBe(0)
+    await close(page)
+  })
+
   it('browses a partition newest first with each group\'s cursor, opens a message by keyboard, finds one by transaction id, and follows a trace', async () => {
     const page = await open('/console/queues/payments')
     await page.getByTestId('partitions').getByRole('link', { name: 'p1', exact: true }).click()

@@ -1,11 +1,11 @@
-// Browser module edit.js: the options editor. It prefills every one of the 21 options from the
-// detail route and sends only the ones the operator changed, in merge mode, so an option nobody
-// touched keeps its stored value even if the queue was edited elsewhere since the form loaded.
-export const EDIT_JS = String.raw`
-import { api, seg } from './api.js'
-import { h, link, orderedOptions } from './dom.js'
+// The options editor. It prefills every one of the 21 options from the detail route and sends
+// only the ones the operator changed, in merge mode, so an option nobody touched keeps its stored
+// value even if the queue was edited elsewhere since the form loaded.
+import { api, messageOf, seg, statusOf } from './api.js'
+import { h, link, orderedOptions, type Child, type Navigate } from './dom.js'
+import type { OptionValue, QueueDetail } from './queue.js'
 
-function field(key, value) {
+function field(key: string, value: OptionValue): HTMLLabelElement {
   const id = 'opt-' + key
   if (typeof value === 'boolean') {
     return h('label', { class: 'field check', for: id }, h('input', { id, name: key, type: 'checkbox', checked: value }), key)
@@ -16,11 +16,12 @@ function field(key, value) {
 }
 
 /** The changed options, typed like the originals; throws on a number field that is not a number. */
-function changes(form, original) {
-  const out = {}
+function changes(form: HTMLFormElement, original: Record<string, OptionValue>): Record<string, OptionValue> {
+  const out: Record<string, OptionValue> = {}
   for (const [key, was] of Object.entries(original)) {
-    const input = form.elements.namedItem(key)
-    let now
+    // Every option has its input: field() drew one per key of original.
+    const input = form.elements.namedItem(key) as HTMLInputElement
+    let now: OptionValue
     if (typeof was === 'boolean') now = input.checked
     else if (typeof was === 'number') {
       if (input.value.trim() === '' || !Number.isFinite(Number(input.value))) throw new Error(key + ' must be a number')
@@ -33,8 +34,8 @@ function changes(form, original) {
   return out
 }
 
-export async function editView(name, navigate) {
-  const q = await api('/api/v1/resources/queues/' + seg(name))
+export async function editView(name: string, navigate: Navigate): Promise<Child[]> {
+  const q = await api<QueueDetail>('/api/v1/resources/queues/' + seg(name))
   const status = h('p', { class: 'status', role: 'status' })
   // method=post: should the script ever fail to intercept the submit, nothing lands in the URL.
   const form = h('form', { method: 'post', class: 'options-form', 'data-testid': 'edit-form' },
@@ -43,11 +44,11 @@ export async function editView(name, navigate) {
     status)
   form.addEventListener('submit', async (event) => {
     event.preventDefault()
-    let changed
+    let changed: Record<string, OptionValue>
     try {
       changed = changes(form, q.options)
     } catch (error) {
-      status.textContent = error.message
+      status.textContent = messageOf(error)
       return
     }
     if (Object.keys(changed).length === 0) {
@@ -59,7 +60,8 @@ export async function editView(name, navigate) {
       await api('/api/v1/configure', { method: 'POST', body: { queue: name, mode: 'merge', options: changed } })
       navigate('/console/queues/' + seg(name), 'Saved: ' + Object.keys(changed).join(', '))
     } catch (error) {
-      status.textContent = 'Not saved: ' + (error.status ? error.status + ' ' : '') + error.message
+      const code = statusOf(error)
+      status.textContent = 'Not saved: ' + (code ? code + ' ' : '') + messageOf(error)
     }
   })
   return [
@@ -68,4 +70,3 @@ export async function editView(name, navigate) {
     form,
   ]
 }
-`

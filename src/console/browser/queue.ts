@@ -1,45 +1,80 @@
-// Browser module queue.js: one queue. Options and partitions from GET /api/v1/resources/queues/:q
-// (live), depth per consumer group from .../depth?group= (live), groups from
-// GET /api/v1/consumer-groups, the newest messages from GET /api/v1/status/queues/:q/messages, and
-// the hour chart. Actions (actions.js) as the session's roles allow: move to DLQ (read-write),
-// clear a partition or the queue and delete the queue (admin).
-export const QUEUE_JS = String.raw`
+// One queue. Options and partitions from GET /api/v1/resources/queues/:q (live), depth per
+// consumer group from .../depth?group= (live), groups from GET /api/v1/consumer-groups, the newest
+// messages from GET /api/v1/status/queues/:q/messages, and the hour chart. Actions (actions.ts) as
+// the session's roles allow: move to DLQ (read-write), clear a partition or the queue and delete
+// the queue (admin).
+import { QUEUE_MODE } from '../../names.js'
 import { capabilities, clearPartitionButton, clearQueueButton, deleteQueueButton, moveToDlqButton } from './actions.js'
 import { api, seg } from './api.js'
 import { hourCharts } from './chart.js'
-import { bytes, h, link, num, orderedOptions, rowLink, table, time } from './dom.js'
+import { bytes, h, link, num, orderedOptions, rowLink, table, time, type Child, type Navigate } from './dom.js'
+import type { GroupSummary } from './groups.js'
+import type { ListedMessage } from './messages.js'
 
-const QUEUE_MODE = '__QUEUE_MODE__'
+const RECENT = 20
 
-async function groupDepths(name) {
-  const groups = (await api('/api/v1/consumer-groups')).filter((g) => g.queueName === name && g.name !== QUEUE_MODE)
-  const base = '/api/v1/resources/queues/' + seg(name) + '/depth'
-  const [queueMode, ...named] = await Promise.all([api(base), ...groups.map((g) => api(base + '?group=' + seg(g.name)))])
-  return [{ label: 'queue mode (no group)', depth: queueMode }, ...groups.map((g, i) => ({ label: g.name, depth: named[i] }))]
+/** An option as stored: the configure documentation names each one's type. */
+export type OptionValue = string | number | boolean | null
+
+interface MessageCounts {
+  total: number
+  pending: number
+  processing: number
+  completed: number
+  deadLetter: number
 }
 
-function optionValue(v) {
+/** GET /api/v1/resources/queues/:queue: identity, all options, partitions and totals. */
+export interface QueueDetail {
+  name: string
+  namespace: string | null
+  task: string | null
+  createdAt: string
+  options: Record<string, OptionValue>
+  partitions: { name: string; stats: MessageCounts; oldestMessage: string | null; newestMessage: string | null }[]
+  totals: MessageCounts
+  segments: { segments: number }
+  retainedBytes: number
+}
+
+/** GET /api/v1/resources/queues/:queue/depth[?group=]: log depth and work depth of one consumer. */
+interface Depth {
+  conflation: boolean
+  pending: number
+  effectivePending: number
+  processing: number
+  effectiveReady: number
+  partitionsPending: number
+}
+
+async function groupDepths(name: string): Promise<{ label: string; depth: Depth }[]> {
+  const groups = (await api<GroupSummary[]>('/api/v1/consumer-groups')).filter((g) => g.queueName === name && g.name !== QUEUE_MODE)
+  const base = '/api/v1/resources/queues/' + seg(name) + '/depth'
+  const [queueMode, ...named] = await Promise.all([api<Depth>(base), ...groups.map((g) => api<Depth>(base + '?group=' + seg(g.name)))])
+  return [{ label: 'queue mode (no group)', depth: queueMode }, ...groups.map((g, i) => ({ label: g.name, depth: named[i]! }))]
+}
+
+function optionValue(v: OptionValue): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false'
   if (v === '') return '""'
   return String(v)
 }
 
-const RECENT = 20
-
-export async function queueView(name, navigate) {
+export async function queueView(name: string, navigate: Navigate): Promise<Child[]> {
   const path = '/api/v1/resources/queues/' + seg(name)
-  const [q, depths, recent, caps] = await Promise.all([api(path), groupDepths(name),
-    api('/api/v1/status/queues/' + seg(name) + '/messages?limit=' + RECENT), capabilities()])
+  const [q, depths, recent, caps] = await Promise.all([api<QueueDetail>(path), groupDepths(name),
+    api<ListedMessage[]>('/api/v1/status/queues/' + seg(name) + '/messages?limit=' + RECENT), capabilities()])
   const admin = caps.admin
-  const partitionHref = (p) => '/console/queues/' + seg(name) + '/partitions/' + seg(p)
-  const messageHref = (m) => '/console/messages/' + seg(m.partitionId) + '/' + seg(m.transactionId)
-  const options = table([
+  const partitionHref = (p: string) => '/console/queues/' + seg(name) + '/partitions/' + seg(p)
+  const messageHref = (m: ListedMessage) => '/console/messages/' + seg(m.partitionId) + '/' + seg(m.transactionId)
+  const options = table<[string, OptionValue]>([
     { label: 'Option', cell: ([k]) => h('code', {}, k) },
     { label: 'Value', cell: ([k, v]) => h('span', { 'data-option': k }, optionValue(v)) },
   ], orderedOptions(q.options))
   options.setAttribute('data-testid', 'options')
   options.classList.add('compact')
-  const partitions = table([
+  type Partition = QueueDetail['partitions'][number]
+  const partitions = table<Partition>([
     { label: 'Partition', cell: (p) => link(partitionHref(p.name), p.name) },
     { label: 'Total', num: true, cell: (p) => num(p.stats.total) },
     { label: 'Pending', num: true, cell: (p) => num(p.stats.pending) },
@@ -48,21 +83,21 @@ export async function queueView(name, navigate) {
     { label: 'Dead-lettered', num: true, cell: (p) => num(p.stats.deadLetter) },
     { label: 'Oldest', cell: (p) => time(p.oldestMessage) },
     { label: 'Newest', cell: (p) => time(p.newestMessage) },
-    ...(admin ? [{ label: 'Action', cell: (p) => clearPartitionButton(name, p.name, p.stats.total, navigate) }] : []),
+    ...(admin ? [{ label: 'Action', cell: (p: Partition) => clearPartitionButton(name, p.name, p.stats.total, navigate) }] : []),
   ], q.partitions, 'No partitions yet: the first push creates one.', (p) => rowLink(partitionHref(p.name)))
   partitions.setAttribute('data-testid', 'partitions')
-  const messages = table([
+  const messages = table<ListedMessage>([
     { label: 'Created', cell: (m) => time(m.createdAt) },
     { label: 'Partition', cell: (m) => m.partition },
     { label: 'Offset', num: true, cell: (m) => num(m.offset) },
     { label: 'Transaction', cell: (m) => h('a', { href: messageHref(m), 'data-nav': true }, h('code', {}, m.transactionId)) },
     { label: 'Status', cell: (m) => m.status },
-    ...(caps.write ? [{ label: 'Action', cell: (m) => (m.status === 'dead_letter' ? '–' : moveToDlqButton(m, navigate)) }] : []),
+    ...(caps.write ? [{ label: 'Action', cell: (m: ListedMessage) => (m.status === 'dead_letter' ? '–' : moveToDlqButton(m, navigate)) }] : []),
   ], recent, 'No retained messages.', (m) => rowLink(messageHref(m)))
   messages.setAttribute('data-testid', 'messages')
   // For a conflating group pending is log depth and effectivePending the handler calls left (work
   // depth); both are shown so a huge pending over a small work depth reads as healthy.
-  const depth = table([
+  const depth = table<{ label: string; depth: Depth }>([
     { label: 'Consumer group', cell: (r) => r.label },
     { label: 'Delivery', cell: (r) => (r.depth.conflation ? 'conflate' : 'every message') },
     { label: 'Pending (log depth)', num: true, cell: (r) => num(r.depth.pending) },
@@ -94,4 +129,3 @@ export async function queueView(name, navigate) {
     h('h2', {}, 'Options (all 21)'), options,
   ]
 }
-`

@@ -1,14 +1,29 @@
-// Browser module queues.js: the list view, GET /api/v1/resources/queues. partitions and total
-// are live; pending, processing and retained bytes are the reconciler's, hence the statsAge badge.
-export const QUEUES_JS = String.raw`
+// The list view, GET /api/v1/resources/queues. partitions and total are live; pending, processing
+// and retained bytes are the reconciler's, hence the statsAge badge.
 import { api, loadSettings, seg } from './api.js'
 import { hourCharts } from './chart.js'
-import { bytes, h, link, num, statsBadge, table } from './dom.js'
+import { bytes, h, link, num, statsBadge, table, type Child } from './dom.js'
 
-export async function queuesView() {
+/** One queue of GET /api/v1/resources/queues. */
+interface QueueSummary {
+  name: string
+  namespace: string | null
+  task: string | null
+  partitions: number
+  messages: { pending: number; processing: number; total: number }
+  retainedBytes: number
+}
+
+/** GET /api/v1/resources/queues: statsAge is the age of the oldest cached figure, -1 when none was reconciled. */
+export interface QueueListing {
+  queues: QueueSummary[]
+  statsAge: number
+}
+
+export async function queuesView(): Promise<Child[]> {
   const settings = await loadSettings()
-  const { queues, statsAge } = await api('/api/v1/resources/queues')
-  const list = table([
+  const { queues, statsAge } = await api<QueueListing>('/api/v1/resources/queues')
+  const list = table<QueueSummary>([
     { label: 'Queue', cell: (q) => link('/console/queues/' + seg(q.name), q.name === '' ? '(empty name)' : q.name) },
     { label: 'Namespace / task', cell: (q) => [q.namespace, q.task].filter(Boolean).join(' / ') || '–' },
     { label: 'Partitions', num: true, cell: (q) => num(q.partitions) },
@@ -25,4 +40,3 @@ export async function queuesView() {
     await hourCharts(undefined),
   ]
 }
-`

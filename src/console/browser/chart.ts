@@ -1,6 +1,6 @@
-// Browser module chart.js: the last hour of one queue (or all of them) as two small inline SVG
-// line charts, drawn from the per-minute counters of GET /api/v1/status/analytics?interval=minute.
-export const CHART_JS = String.raw`
+// The last hour of one queue (or all of them) as two small inline SVG line charts, drawn from the
+// per-minute counters of GET /api/v1/status/analytics?interval=minute; lineChart() also draws the
+// group page's sampled lag.
 import { api, seg } from './api.js'
 import { h, num } from './dom.js'
 
@@ -9,27 +9,41 @@ const W = 600
 const H = 140
 const PAD = { left: 48, right: 8, top: 10, bottom: 20 }
 
-function s(tag, attrs, ...children) {
+/** One line: null is a minute nobody measured. cls picks its colour in the stylesheet. */
+export interface Series {
+  label: string
+  cls: string
+  values: (number | null)[]
+}
+
+/** GET /api/v1/status/analytics?interval=minute: one point per minute of the last hour. */
+interface Analytics {
+  series: { timestamp: string; pending: number | null; ingested: number | null; processed: number | null }[]
+}
+
+function s(tag: string, attrs: Record<string, string | number>, ...children: (Node | string | number)[]): SVGElement {
   const el = document.createElementNS(SVG, tag)
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v))
   for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)))
   return el
 }
 
-export function lineChart(title, times, lines) {
+export function lineChart(title: string, times: string[], lines: Series[]): HTMLElement {
   const max = Math.max(1, ...lines.flatMap((l) => l.values.filter((v) => v !== null)))
-  const x = (i) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
-  const y = (v) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
+  const x = (i: number) => PAD.left + (i * (W - PAD.left - PAD.right)) / Math.max(1, times.length - 1)
+  const y = (v: number) => PAD.top + (H - PAD.top - PAD.bottom) * (1 - v / max)
   const svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', role: 'img', 'aria-label': title })
   // Counts are integers: a middle tick that rounds onto an end (max 1) would repeat a label.
   for (const v of [...new Set([0, Math.round(max / 2), max])]) {
     svg.append(s('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid' }))
     svg.append(s('text', { x: PAD.left - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, num(Math.round(v))))
   }
-  const label = (i) => new Date(times[i]).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
-  if (times.length) {
-    svg.append(s('text', { x: PAD.left, y: H - 4, class: 'tick' }, label(0)))
-    svg.append(s('text', { x: W - PAD.right, y: H - 4, 'text-anchor': 'end', class: 'tick' }, label(times.length - 1)))
+  const label = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+  const first = times[0]
+  const last = times[times.length - 1]
+  if (first !== undefined && last !== undefined) {
+    svg.append(s('text', { x: PAD.left, y: H - 4, class: 'tick' }, label(first)))
+    svg.append(s('text', { x: W - PAD.right, y: H - 4, 'text-anchor': 'end', class: 'tick' }, label(last)))
   }
   for (const l of lines) {
     // A null is a minute nobody measured (the stats lane did not run): the line breaks there
@@ -52,9 +66,9 @@ export function lineChart(title, times, lines) {
 }
 
 /** Fetches the hour and returns the charts; queue undefined means every queue of the tenant. */
-export async function hourCharts(queue) {
+export async function hourCharts(queue: string | undefined): Promise<HTMLDivElement> {
   const query = '/api/v1/status/analytics?interval=minute' + (queue === undefined ? '' : '&queue=' + seg(queue))
-  const { series } = await api(query)
+  const { series } = await api<Analytics>(query)
   const times = series.map((p) => p.timestamp)
   return h('div', { class: 'charts', 'data-testid': 'charts' },
     // pending is the gauge the stats lane records each minute (null where it recorded none).
@@ -64,4 +78,3 @@ export async function hourCharts(queue) {
       { label: 'processed', cls: 'processed', values: series.map((p) => p.processed) },
     ]))
 }
-`

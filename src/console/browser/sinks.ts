@@ -1,13 +1,27 @@
-// Browser module sinks.js: the archive sinks, GET /api/v1/sinks (docs/sink.md): each sink's
-// committed pointer, how far it lags, its last object, and whether its retentionSinkHold is what
-// keeps retention from deleting (a sink that stopped makes the queue grow up to the hold's cap).
-export const SINKS_JS = String.raw`
+// The archive sinks, GET /api/v1/sinks (docs/sink.md): each sink's committed pointer, how far it
+// lags, its last object, and whether its retentionSinkHold is what keeps retention from deleting
+// (a sink that stopped makes the queue grow up to the hold's cap).
 import { api, seg } from './api.js'
-import { duration, h, link, num, table, time } from './dom.js'
+import { duration, h, link, num, table, time, type Child } from './dom.js'
 
-export async function sinksView() {
-  const { sinks } = await api('/api/v1/sinks')
-  const list = table([
+/** One sink on one queue: its pointer, lag and hold. */
+interface SinkRow {
+  sink: string
+  queue: string
+  running: boolean
+  ran: boolean
+  windowEnd: string | null
+  lagFrames: number | null
+  lagSeconds: number | null
+  framesArchived: number
+  lastObject: string | null
+  holdNamesSink: boolean
+  holdingRetention: boolean
+}
+
+export async function sinksView(): Promise<Child[]> {
+  const { sinks } = await api<{ sinks: SinkRow[] }>('/api/v1/sinks')
+  const list = table<SinkRow>([
     { label: 'Sink', cell: (s) => s.sink },
     { label: 'Queue', cell: (s) => link('/console/queues/' + seg(s.queue), s.queue) },
     { label: 'State', cell: (s) => (s.running ? 'running' : s.ran ? 'stopped' : 'never ran') },
@@ -25,4 +39,3 @@ export async function sinksView() {
     h('p', { class: 'muted' }, 'A queue whose retentionSinkHold names a sink keeps what that sink has not committed (up to retentionSinkHoldMaxSeconds); "holding retention" means its age retention would otherwise delete more.'),
   ]
 }
-`

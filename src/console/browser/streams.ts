@@ -1,12 +1,24 @@
-// Browser module streams.js: the tenant's stream queries (GET /streams/v1/queries) — source and
-// sink queues, state size, shards, and the lag of the source group streams.<name> the SDK pops with.
-export const STREAMS_JS = String.raw`
+// The tenant's stream queries (GET /streams/v1/queries): source and sink queues, state size,
+// shards, and the lag of the source group streams.<name> the SDK pops with.
 import { api, seg } from './api.js'
-import { bytes, h, link, num, table, time } from './dom.js'
+import { bytes, h, link, num, table, time, type Child } from './dom.js'
 
-export async function streamsView() {
-  const { queries } = await api('/streams/v1/queries')
-  const list = table([
+/** One registered query, snake_case as the streams SDKs read it. */
+interface StreamQuery {
+  name: string
+  source_queue: string
+  sink_queue: string | null
+  source_group: string
+  state_rows: number
+  state_bytes: number
+  partitions: number
+  lag: number
+  updated_at: string
+}
+
+export async function streamsView(): Promise<Child[]> {
+  const { queries } = await api<{ queries: StreamQuery[] }>('/streams/v1/queries')
+  const list = table<StreamQuery>([
     { label: 'Query', cell: (q) => q.name },
     { label: 'Source', cell: (q) => link('/console/queues/' + seg(q.source_queue), q.source_queue) },
     { label: 'Sink', cell: (q) => (q.sink_queue ? link('/console/queues/' + seg(q.sink_queue), q.sink_queue) : '–') },
@@ -20,4 +32,3 @@ export async function streamsView() {
   return [h('h1', {}, 'Streams'), list,
     h('p', { class: 'muted' }, 'Queries registered by Queen streams SDKs. State is kept per source partition; the lag is the source group streams.<query> still owes.')]
 }
-`
