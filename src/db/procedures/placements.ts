@@ -15,6 +15,11 @@ const placement = z.object({
 export type Placement = z.output<typeof placement>
 const placementDirectory = z.object({ version: z.number().int(), placements: z.array(placement).nullable() })
 
+// A table row as the export writes it (its columns as JSON): copied to the destination as it is, never read.
+const tableRow = z.unknown()
+/** One page of an export; next is the page's last row (where the next page starts), null after the last page. */
+const exportPage = z.object({ rows: z.array(tableRow), next: tableRow })
+
 export const placementsFamily = defineFamily({
   /** The placement directory (default database only): every row unless the caller holds its version. */
   placements_directory_v1: brokerWide<{ known?: number }>({ known: 'bigint' }).returns(placementDirectory),
@@ -36,13 +41,13 @@ export const placementsFamily = defineFamily({
   placement_move_end_v1: brokerWide<{ tenant: string; database: string; now?: Date }>({ tenant: 'text', database: 'text', now: 'timestamptz' }).returns(
     placement,
   ),
-  /** One page of a tenant's rows of one table, for a move's copy; rows are opaque, copied as they are. */
+  /** One page of a tenant's rows of one table, for a move's copy. */
   placement_export_v1: brokerWide<{ tenant: string; table: string; after: unknown; limit: number }>({
     tenant: 'text',
     table: 'text',
     after: 'jsonb',
     limit: 'int',
-  }).returns(z.object({ rows: z.array(z.unknown()), next: z.unknown() })),
+  }).returns(exportPage),
   /** Inserts exported rows of one table on the destination. */
   placement_import_v1: brokerWide<{ table: string; rows: unknown[] }>({ table: 'text', rows: 'jsonb' }).returns(z.object({ imported: z.number().int() })),
   /** Per tenant-scoped table: row count and content digest, compared across a move. */
