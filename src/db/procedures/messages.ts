@@ -1,7 +1,7 @@
 // Message reads, admin delete by tombstone, and the DLQ listing (sql/procedures/015_messages.sql).
 import { z } from 'zod'
 import { defineFamily, tenantScoped } from '../procedure.js'
-import { count, instant, messageStatus, offset, verbatim } from './shared.js'
+import { count, instant, messageStatus, offset, queueOptions, verbatim } from './shared.js'
 
 /** How the queues in scope are consumed: by queue mode, by named groups (bus), both, or not yet. */
 const consumptionMode = z.object({ hasQueueMode: z.boolean(), busGroupsCount: count, type: z.enum(['queue', 'bus', 'hybrid', 'none']) })
@@ -38,13 +38,7 @@ const messageDetail = z.object({
   isEncrypted: z.boolean(),
   errorMessage: z.string().nullable(),
   retryCount: count,
-  queueConfig: z.object({
-    leaseTime: z.number().int(),
-    retryLimit: z.number().int(),
-    retryDelay: z.number().int(),
-    ttl: z.number().int(),
-    priority: z.number().int(),
-  }),
+  queueConfig: queueOptions.pick({ leaseTime: true, retryLimit: true, retryDelay: true, ttl: true, priority: true }),
   mode: consumptionMode.extend({ consumedByGroups: count }),
   consumerGroups: z.array(z.object({ name: z.string(), consumed: z.boolean(), leaseExpiresAt: instant.nullable() })),
 })

@@ -9,7 +9,7 @@ export const offset = z.number().int()
 /** A row count or a sum of counts (PostgreSQL's bigint and numeric sums arrive as JSON numbers). */
 export const count = z.number().int()
 
-/** An instant as the procedures write it (_iso_ms, _iso_us); null where there is none. */
+/** An instant as the procedures write it (_iso_ms, _iso_us): ISO 8601 text in UTC. */
 export const instant = z.string()
 
 /** Seconds since the stats rows in scope were computed, or -1 before the stats lane's first pass. */
@@ -35,8 +35,8 @@ export const messageStatus = z.enum(['pending', 'processing', 'completed', 'dead
 export const messageStats = messageTotals.extend({ completed: count, failed: z.null(), deadLetter: count })
 
 /**
- * An answer that is either `found` or names what was not found (the route's 404); found answers
- * carry no notFound key, typed so, so the route can read it on either.
+ * An answer that is either `found` or names what was not found (the route's 404). A found answer
+ * is typed with notFound absent, so the route can test notFound on either kind.
  */
 export function orNotFound<S extends z.ZodObject, const K extends readonly [string, ...string[]]>(found: S, ...kinds: K) {
   return z.union([found.extend({ notFound: z.undefined().optional() }), z.object({ notFound: z.enum(kinds) })])

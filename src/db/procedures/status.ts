@@ -2,7 +2,7 @@
 // sent as it is, hence `verbatim`.
 import { z } from 'zod'
 import { defineFamily, tenantScoped } from '../procedure.js'
-import { count, instant, messageStats, messageStatus, messageTotals, offset, statsAge, verbatim } from './shared.js'
+import { count, instant, messageStats, messageStatus, messageTotals, offset, queueOptions, statsAge, verbatim } from './shared.js'
 
 /** The filters of the status and analytics reads; from/to are ISO instants the route defaulted. */
 export interface StatusFilter {
@@ -42,14 +42,10 @@ const queueDetail = z.object({
     ...queueFields,
     priority: z.number().int(),
     createdAt: instant,
-    config: z.object({
-      leaseTime: z.number().int(),
-      retryLimit: z.number().int(),
-      retryDelay: z.number().int(),
-      ttl: z.number().int(),
-      maxQueueSize: z.number().int(),
-      deadLetterQueue: z.boolean(),
-    }),
+    // maxSize is called maxQueueSize here.
+    config: queueOptions
+      .pick({ leaseTime: true, retryLimit: true, retryDelay: true, ttl: true, deadLetterQueue: true })
+      .extend({ maxQueueSize: z.number().int() }),
   }),
   totals: messageStats,
   /** Left out when the caller asked for totals only. */
