@@ -5,18 +5,49 @@ import type { z } from 'zod'
 /** The PostgreSQL type each argument is cast to, so a text parameter never picks the wrong overload. */
 export type Cast = 'text' | 'uuid' | 'int' | 'bigint' | 'boolean' | 'jsonb' | 'timestamptz' | 'interval' | 'text[]'
 
+/** One cast per argument: every key of the arguments, none more. */
+export type Params<A> = { readonly [K in keyof A]-?: Cast }
+
+/**
+ * Whose rows a procedure works on: one tenant's (the caller's), or the whole broker's (lanes,
+ * maintenance steps, placement, the maintenance flags), where no request's tenant applies.
+ */
+export type Scope = 'tenant' | 'broker'
+
 export interface Procedure<A, R> {
   readonly name: string
-  readonly params: { readonly [K in keyof A]-?: Cast }
+  readonly scope: Scope
+  readonly params: Params<A>
   readonly result: z.ZodType<R>
 }
 
-export function procedure<A extends object, R>(
-  name: string,
-  params: { readonly [K in keyof A]-?: Cast },
-  result: z.ZodType<R>,
-): Procedure<A, R> {
-  return { name, params, result }
+/** A procedure before its family names it: the name is the key it is registered under. */
+export interface Unnamed<A, R> {
+  readonly scope: Scope
+  readonly params: Params<A>
+  readonly result: z.ZodType<R>
+}
+
+function scoped(scope: Scope) {
+  return <A extends object>(params: Params<A>) => ({
+    returns: <R>(result: z.ZodType<R>): Unnamed<A, R> => ({ scope, params, result }),
+  })
+}
+
+/** A procedure on the caller's tenant: `tenantScoped<Args>({ …casts }).returns(schema)`. */
+export const tenantScoped = scoped('tenant')
+
+/** A procedure over the whole broker (or on a tenant it is told of, never the caller's by default). */
+export const brokerWide = scoped('broker')
+
+type Named<T> = { readonly [K in keyof T]: T[K] extends Unnamed<infer A, infer R> ? Procedure<A, R> : never }
+
+/**
+ * A family of procedures keyed by their SQL names (one sql/procedures file each): every entry is
+ * named by its key, so no name is written twice.
+ */
+export function defineFamily<T extends Record<string, Unnamed<any, any>>>(entries: T): Named<T> {
+  return Object.fromEntries(Object.entries(entries).map(([name, entry]) => [name, { name, ...entry }])) as Named<T>
 }
 
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)

@@ -1,0 +1,55 @@
+// Archive sinks' leases, committed pointers and status (sql/procedures/027_sink.sql).
+import { z } from 'zod'
+import { defineFamily, tenantScoped } from '../procedure.js'
+
+const sinkCommit = z.object({ committed: z.boolean(), reason: z.enum(['lease_lost', 'behind']).nullable(), windowEnd: z.string().nullable() })
+
+export const sinkStatusRow = z.object({
+  sink: z.string(),
+  queue: z.string(),
+  windowEnd: z.string().nullable(),
+  lagFrames: z.number().int(),
+  lagSeconds: z.number(),
+  lastObject: z.string().nullable().optional(),
+  committedAt: z.string().nullable().optional(),
+  framesArchived: z.number().int(),
+  running: z.boolean(),
+  ran: z.boolean(),
+  holdNamesSink: z.boolean(),
+  holdingRetention: z.boolean(),
+})
+const sinkStatus = z.object({ sinks: z.array(sinkStatusRow) })
+
+export const sinkFamily = defineFamily({
+  /** Takes or keeps an archive sink's lease (one maintenance_leases row per tenant, sink and queue). */
+  sink_lease_claim_v1: tenantScoped<{ tenant: string; sink: string; queue: string; token: string; ttl: string; now?: Date }>({
+    tenant: 'text',
+    sink: 'text',
+    queue: 'text',
+    token: 'uuid',
+    ttl: 'interval',
+    now: 'timestamptz',
+  }).returns(z.boolean()),
+  /** Moves the sink's committed pointer forward, only while the caller holds the lease. */
+  sink_commit_v1: tenantScoped<{
+    tenant: string
+    sink: string
+    queue: string
+    token: string
+    ttl: string
+    windowEnd: string
+    summary: Record<string, unknown>
+    now?: Date
+  }>({
+    tenant: 'text',
+    sink: 'text',
+    queue: 'text',
+    token: 'uuid',
+    ttl: 'interval',
+    windowEnd: 'text',
+    summary: 'jsonb',
+    now: 'timestamptz',
+  }).returns(sinkCommit),
+  /** Every sink of the tenant with its pointer, lag and hold state (the console's sinks page). */
+  sink_status_v1: tenantScoped<{ tenant: string; now?: Date }>({ tenant: 'text', now: 'timestamptz' }).returns(sinkStatus),
+})
