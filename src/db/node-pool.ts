@@ -11,11 +11,18 @@ export interface NodePoolOptions {
 }
 
 export function createNodePool(options: NodePoolOptions): PoolLike {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
     idleTimeoutMillis: 30_000,
     application_name: 'queen-edge',
-  }) as unknown as PoolLike
+  })
+  // An idle client whose server ended it (a restart, a failover, a dropped database, even while
+  // pool.end() is still closing it) makes the pool emit 'error'; without a listener that throws
+  // and kills the process. The pool has already dropped the client, and the next checkout connects
+  // again, so there is nothing to do. Every pool needs this, not only the serving one: a migration
+  // pool met it when a test dropped its database right after pool.end() resolved.
+  pool.on('error', () => {})
+  return pool as unknown as PoolLike
 }
