@@ -31,6 +31,60 @@ as $$
               else p_log_start end
 $$;
 
+-- _log_settle: settles offset p_offset on a cursor value: at the frontier, the frontier moves over
+-- it and every settled offset that follows; above it, it joins acked_set. Never moves the cursor
+-- backwards.
+create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if p_offset < c.committed_offset then
+    null;
+  elsif p_offset = c.committed_offset then
+    c.committed_offset := p_offset + 1;
+    while cardinality(c.acked_set) > 0 and c.acked_set[1] <= c.committed_offset loop
+      if c.acked_set[1] = c.committed_offset then
+        c.committed_offset := c.committed_offset + 1;
+      end if;
+      c.acked_set := c.acked_set[2:];
+    end loop;
+  elsif not (p_offset = any (c.acked_set)) and cardinality(c.acked_set) < 10000 then
+    -- Beyond 10 000 out-of-order completions the newest is forgotten: that frame is redelivered.
+    c.acked_set := array(select x from unnest(c.acked_set || p_offset) x order by x);
+  end if;
+  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
+    c.retry_offset := null;
+    c.retry_count := 0;
+  end if;
+  return c;
+end
+$$;
+
+-- _log_count_failure_latest: one failed attempt for a conflating (last-value) group. Unlike
+-- _log_count_failure, a newer frame supersedes a failing older one and restarts the count: only the
+-- newest value matters, so an older failure must not govern it.
+create or replace function queen._log_count_failure_latest(p_c queen.log_consumers, p_offset bigint)
+returns queen.log_consumers
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+declare
+  c queen.log_consumers := p_c;
+begin
+  if c.retry_offset is not null and c.retry_offset = p_offset and c.retry_offset >= c.committed_offset then
+    c.retry_count := c.retry_count + 1;
+  else
+    c.retry_offset := p_offset;
+    c.retry_count := 1;
+  end if;
+  return c;
+end
+$$;
+
 -- _log_rebase: moves a cursor left below log_start (retention removed a prefix) up to it, absorbing
 -- completions recorded at or above it, so pop and ack resume at the first retained offset instead
 -- of failing on a removed one. Never moves backwards.
@@ -72,33 +126,6 @@ as $$
   select _log_rebase(p_c, p_offset + 1)
 $$;
 
--- _log_settle: settles offset p_offset on a cursor value: at the frontier, the frontier moves over
--- it and every settled offset that follows (moving it to p_offset + 1, as _log_settle_through does;
--- _log_rebase directly, since a SQL function called from plpgsql is planned again on every call);
--- above it, it joins acked_set. Never moves the cursor backwards.
-create or replace function queen._log_settle(p_c queen.log_consumers, p_offset bigint)
-returns queen.log_consumers
-language plpgsql immutable
-set search_path = queen, pg_catalog
-as $$
-declare
-  c queen.log_consumers := p_c;
-begin
-  if p_offset = c.committed_offset then
-    return _log_rebase(c, p_offset + 1);
-  end if;
-  if p_offset > c.committed_offset and not (p_offset = any (c.acked_set)) and cardinality(c.acked_set) < 10000 then
-    -- Beyond 10 000 out-of-order completions the newest is forgotten: that frame is redelivered.
-    c.acked_set := array(select x from unnest(c.acked_set || p_offset) x order by x);
-  end if;
-  if c.retry_offset is not null and c.retry_offset < c.committed_offset then
-    c.retry_offset := null;
-    c.retry_count := 0;
-  end if;
-  return c;
-end
-$$;
-
 -- _log_count_failure: records one failed attempt against frame p_offset: the lowest failing
 -- unsettled frame governs (it is redelivered first anyway); a failure above it changes nothing.
 create or replace function queen._log_count_failure(p_c queen.log_consumers, p_offset bigint)
@@ -115,27 +142,6 @@ begin
     c.retry_count := 1;
   elsif p_offset = c.retry_offset then
     c.retry_count := c.retry_count + 1;
-  end if;
-  return c;
-end
-$$;
-
--- _log_count_failure_latest: one failed attempt for a conflating (last-value) group. Unlike
--- _log_count_failure, a newer frame supersedes a failing older one and restarts the count: only the
--- newest value matters, so an older failure must not govern it.
-create or replace function queen._log_count_failure_latest(p_c queen.log_consumers, p_offset bigint)
-returns queen.log_consumers
-language plpgsql immutable
-set search_path = queen, pg_catalog
-as $$
-declare
-  c queen.log_consumers := p_c;
-begin
-  if c.retry_offset is not null and c.retry_offset = p_offset and c.retry_offset >= c.committed_offset then
-    c.retry_count := c.retry_count + 1;
-  else
-    c.retry_offset := p_offset;
-    c.retry_count := 1;
   end if;
   return c;
 end
