@@ -43,6 +43,27 @@ as $$
    where p.queue_id = p_queue_id
 $$;
 
+-- _partition_detail: the per-partition rows both detail routes show (GET /api/v1/resources/queues/
+-- :queue and GET /api/v1/status/queues/:queue): _partition_depth's worst cursor (no group), plus
+-- total = hw − log_start, completed = greatest(0, total − pending − processing), the published
+-- formula (design decision 10), dead_letter (distinct dead-lettered offsets) and oldest (created_at
+-- of the segment holding log_start, a primary-key probe).
+-- Returns: _partition_depth's columns, then total, completed, dead_letter, oldest. Raises: nothing.
+-- STABLE. Clock: p_now decides which leases are live.
+create or replace function queen._partition_detail(p_queue_id uuid, p_now timestamptz)
+returns table (partition_id uuid, name text, created_at timestamptz, log_start bigint, hw bigint, head_at timestamptz,
+               c bigint, pending bigint, processing bigint, total bigint, completed bigint, dead_letter bigint,
+               oldest timestamptz)
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select x.*, x.hw - x.log_start, greatest(x.hw - x.log_start - x.pending - x.processing, 0),
+         (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id),
+         (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
+           order by s.base_offset desc limit 1)
+    from _partition_depth(p_queue_id, null, p_now) x
+$$;
+
 -- log_queue_depth_v1: GET /api/v1/resources/queues/:queue/depth, live, from the arithmetic above.
 -- Returns: {queue, group, pending, processing, ready, partitionsPending, partitionsReady,
 -- conflation, effectivePending, effectiveReady, partitions:[{partition, pending, processing,
@@ -92,8 +113,7 @@ $$;
 
 -- log_queue_detail_v1: GET /api/v1/resources/queues/:queue. Live per partition, plus
 -- oldestMessage (a primary-key probe at log_start), newestMessage (head_at), an exact segment
--- count, deadLetter from log_dlq and retainedBytes from stats. completed is
--- greatest(0, total − pending − processing), the published formula (design decision 10).
+-- count, deadLetter from log_dlq and retainedBytes from stats. Per partition: _partition_detail.
 -- Returns: the detail object, or null for an unknown queue. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
 returns jsonb
@@ -103,11 +123,7 @@ as $$
   with q as (
     select * from queues where tenant_id = p_tenant and name = p_queue
   ), d as (
-    select x.*, x.hw - x.log_start as total,
-           (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id) as dead_letter,
-           (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
-             order by s.base_offset desc limit 1) as oldest
-      from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
+    select x.* from q cross join lateral _partition_detail(q.id, coalesce(p_now, now())) x
   ), seg as (
     select count(*) as segments, coalesce(sum(s.frame_count), 0) as messages
       from d join log_segments s on s.partition_id = d.partition_id
@@ -120,13 +136,13 @@ as $$
            'partitions', coalesce((select jsonb_agg(jsonb_build_object(
                'id', d.partition_id, 'name', d.name, 'createdAt', _iso_ms(d.created_at),
                'stats', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing,
-                                           'completed', greatest(d.total - d.pending - d.processing, 0),
+                                           'completed', d.completed,
                                            'failed', null, 'deadLetter', d.dead_letter),
                'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,
                'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]'),
            'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
                                                 'processing', coalesce(sum(processing), 0),
-                                                'completed', coalesce(sum(greatest(total - pending - processing, 0)), 0),
+                                                'completed', coalesce(sum(completed), 0),
                                                 'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d),
            'retainedBytes', so.retained_bytes,
            'segments', jsonb_build_object('segments', seg.segments, 'messages', seg.messages))

@@ -103,12 +103,12 @@ as $$
                                      'total', (select count(*) from scope)))
 $$;
 
--- status_queue_detail_v1: GET /api/v1/status/queues/:queue. Live per partition (the worst cursor
--- without a group), completed = greatest(0, total − pending − processing) (design decision 10),
--- deadLetter = distinct dead-lettered offsets; cursor is __QUEUE_MODE__'s row (nulls and 0 when
--- queue mode never read the partition); batchesConsumed counts the rounds acks (or autoAck)
--- completed on that cursor (log_consumers.batches_consumed, migration 0003). lastActivity is the
--- latest push (head_at) or settlement (last_consumed_at of any group).
+-- status_queue_detail_v1: GET /api/v1/status/queues/:queue. Live per partition, as
+-- _partition_detail computes it (the worst cursor without a group, completed, deadLetter = distinct
+-- dead-lettered offsets, oldest); cursor is __QUEUE_MODE__'s row (nulls and 0 when queue mode never
+-- read the partition); batchesConsumed counts the rounds acks (or autoAck) completed on that cursor
+-- (log_consumers.batches_consumed, migration 0003). lastActivity is the latest push (head_at) or
+-- settlement (last_consumed_at of any group).
 -- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
 -- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}, or null for an
 -- unknown queue. p_include_partitions false leaves the partitions key out (queenctl and the
@@ -125,14 +125,10 @@ as $$
   with q as (
     select * from queues where tenant_id = p_tenant and name = p_queue
   ), d as (
-    select x.*, x.hw - x.log_start as total,
-           greatest(x.hw - x.log_start - x.pending - x.processing, 0) as completed,
-           (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id) as dead_letter,
-           (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
-             order by s.base_offset desc limit 1) as oldest,
+    select x.*,
            (select max(c.last_consumed_at) from log_consumers c where c.partition_id = x.partition_id) as settled_at,
            qm.total_consumed, qm.batches_consumed, qm.committed_offset
-      from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
+      from q cross join lateral _partition_detail(q.id, coalesce(p_now, now())) x
       left join log_consumers qm on qm.partition_id = x.partition_id and qm.consumer_group = '__QUEUE_MODE__'
   )
   select jsonb_build_object(
