@@ -1,4 +1,4 @@
-// `npm run bench` (issue #9, RUNTIME §7): starts PostgreSQL (embedded, or BENCH_DATABASE_URL), the
+// `npm run bench` (issue #9, BENCHMARKS.md): starts PostgreSQL (embedded, or BENCH_DATABASE_URL), the
 // broker as a separate Node process, and drives it over real HTTP from this process, next to the
 // raw PostgreSQL limit and pg-boss measured in the same run. Every workload is profiled (CPU of the
 // broker, PostgreSQL and this harness; wait events; WAL; statements per API call). Writes

@@ -1,5 +1,5 @@
-// dedup_purge: deletes dedup hashes whose window has passed (ENGINE 7.5). Pushes ignore expired
-// hashes anyway; this lane only keeps log_txns from growing without bound.
+// dedup_purge: deletes dedup hashes whose window has passed. Pushes ignore expired hashes
+// anyway (design decision 8); this lane only keeps log_txns from growing without bound.
 import type { Lane } from './lane.js'
 
 export const dedupPurge: Lane = {

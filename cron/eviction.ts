@@ -1,6 +1,6 @@
 // eviction: maxWaitTimeSeconds, dropping whole segments older than the queue's maximum wait for
-// every group, leased or not (ENGINE 7.4). Not gated by retentionEnabled, not floored by the sink
-// hold: data loss by design (q&r).
+// every group, leased or not. Not gated by retentionEnabled, not floored by the sink hold: dropping
+// stale work is what the option is for, so this is data loss by design (docs/retention.md).
 import type { Lane } from './lane.js'
 
 export const eviction: Lane = {

@@ -1,5 +1,5 @@
 // Every maintenance lane, stats first: a Worker's scheduled() shares one budget across the due
-// lanes (D21), and the dashboards' numbers matter most.
+// lanes (design decision 33), and the dashboards' numbers matter most.
 import { dedupPurge } from './dedup-purge.js'
 import type { Lane } from './lane.js'
 import { eviction } from './eviction.js'

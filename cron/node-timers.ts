@@ -1,5 +1,5 @@
 // Node's lane timers: every replica runs one timer per lane; the maintenance lease decides who
-// works. The delay is jittered one-sided, interval to interval × 1.1 (D21), so a single replica
+// works. The delay is jittered one-sided, interval to interval × 1.1 (design decision 33), so a single replica
 // never arrives early enough to find the lane not yet due and skip a run.
 import type { Config } from '../src/config.js'
 import type { Database } from '../src/db/database.js'

@@ -1,5 +1,5 @@
 // retained_bytes: segment counts, stored bytes and DLQ totals per queue into queen.stats
-// (ENGINE 2.9, 8.1). It writes only its own columns of the stats row; stats_refresh owns the rest.
+// (docs/retention.md). It writes only its own columns of the stats row; stats_refresh owns the rest.
 import type { Lane } from './lane.js'
 
 export const retainedBytes: Lane = {

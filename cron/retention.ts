@@ -1,5 +1,5 @@
 // retention: delete-and-advance of expired segments under the sink hold, then housekeeping of
-// traces, metrics and DLQ rows by age (ENGINE 7.1-7.3, 7.5; docs/retention.md).
+// traces, metrics and DLQ rows by age (docs/retention.md, design decisions 11 and 31).
 import type { Lane } from './lane.js'
 
 export const retention: Lane = {

@@ -29,7 +29,7 @@ export interface RunOptions {
   database?: string
 }
 
-// Step size adapts per lane, database and process (ENGINE 8.4): halve after a statement timeout,
+// Step size adapts per lane, database and process (design decision 33): halve after a statement timeout,
 // grow by 10 % after a fast step, never above the lane's default or below 10. Keyed by database
 // name too, since each database (docs/placement.md) has its own load.
 const limits = new Map<string, number>()

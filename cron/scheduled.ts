@@ -1,5 +1,5 @@
 // The Worker's cron handler body: every due lane in turn, stats first, inside one shared budget of
-// about 45 s per invocation (D21), each lane at most 20 s (ENGINE 8.3). Cron fires at least once
+// about 45 s per invocation, each lane at most 20 s (design decision 33). Cron fires at least once
 // a minute and possibly twice; the claims make that harmless.
 import type { Config } from '../src/config.js'
 import type { Database } from '../src/db/database.js'

@@ -1,5 +1,5 @@
 // stats_refresh: the cached pending/processing numbers of queen.stats and the per-minute
-// queue_metrics (ENGINE 8.1), 500 queues per step, resuming after the last queue id. A pass ends
+// queue_metrics, 500 queues per step, resuming after the last queue id. A pass ends
 // with a second stage: every tenant's pre-rendered `?stats=cached` listing is rendered again from
 // the fresh numbers, one tenant a step (its `next` is the tenant after LISTINGS, JSON-encoded so
 // the empty tenant of a tenant-less deployment is a position too).

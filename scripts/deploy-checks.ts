@@ -37,12 +37,12 @@ export async function deployRefusal(toml: string, env: Record<string, string | u
   const merged: Record<string, string | undefined> = { ...wranglerVars(toml), ...env }
   for (const name of remoteSecrets ?? []) merged[name] ??= SET_REMOTELY
   // QUEEN_DATABASES holds credentials, so it is a secret too; its JSON cannot be read back, so a
-  // remote value counts as present and is validated by the Worker at its first event (D22).
+  // remote value counts as present and is validated by the Worker at its first event (design decision 36).
   if (merged.QUEEN_DATABASES === SET_REMOTELY) delete merged.QUEEN_DATABASES
   try {
     const config = loadConfig(merged, 'workers')
     // The PEM import the Worker does at its first event, done here so a bad key never ships; a key
-    // that only Cloudflare holds cannot be read back, so it is checked at the edge instead (D22).
+    // that only Cloudflare holds cannot be read back, so it is checked at the edge instead (design decision 36).
     if (config.JWT_ENABLED && config.JWT_PUBLIC_KEY !== SET_REMOTELY) await loadStaticKeys(config)
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error

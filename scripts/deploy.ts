@@ -1,6 +1,6 @@
 // `npm run deploy`: validates the Worker's configuration (wrangler.toml [vars] plus the secrets,
 // set locally or already in Cloudflare) before `wrangler deploy`, so a bad value is caught here
-// and not by the first request at the edge (D22).
+// and not by the first request at the edge (design decision 36).
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { deployRefusal } from './deploy-checks.js'

@@ -1,7 +1,7 @@
 // `npm run db:migrate`: applies sql/ to DATABASE_URL (a deploy step for Workers + Neon, where
 // migrations never run inside a request), or to the embedded database when it is unset, and to
 // every database QUEEN_DATABASES names (docs/placement.md). Also sets each role's statement_timeout
-// to STATEMENT_TIMEOUT_MS (D3). Fails (exit 1) when any database failed, after trying them all.
+// to STATEMENT_TIMEOUT_MS (design decision 34). Fails (exit 1) when any database failed, after trying them all.
 import { loadConfig } from '../src/config.js'
 import { startEmbeddedPostgres } from '../src/db/embedded.js'
 import { migrateAll, nodeDatabaseUrls } from '../src/db/placement/node-databases.js'

@@ -1,5 +1,5 @@
 // The broker's whole configuration: one zod schema, read from process.env on Node and from the
-// Worker's env bindings on the edge. Every variable the spec documents lives here (D22), and the
+// Worker's env bindings on the edge. Every variable the broker reads lives here (design decision 36), and the
 // README's configuration table is checked against VARIABLES by a test, so the two cannot drift.
 import { z } from 'zod'
 
@@ -106,7 +106,7 @@ export const VARIABLES = {
   DLQ_RETENTION_DAYS: { schema: int(0), default: '0', meaning: 'dead-letter rows are aged out after this many days (0: kept until the queue is deleted)' },
   MAX_POP_WAIT_MS: { schema: int(0), default: { node: '30000', workers: '25000' }, meaning: 'long-poll cap; longer client timeouts are clamped' },
   DEFAULT_SUBSCRIPTION_MODE: { schema: z.enum(['all', 'from_beginning', 'new', 'new-only']), default: 'all', meaning: 'subscription mode of a consumer group that does not name one' },
-  STATEMENT_TIMEOUT_MS: { schema: int(1, 60000), default: '25000', meaning: 'set on the database role by `npm run db:migrate`; the broker refuses to serve when the role timeout is 0 or over 60 s (D3)' },
+  STATEMENT_TIMEOUT_MS: { schema: int(1, 60000), default: '25000', meaning: 'set on the database role by `npm run db:migrate`; the broker refuses to serve when the role timeout is 0 or over 60 s' },
   MAX_BODY_BYTES: { schema: int(1024), default: { node: String(16 * MiB), workers: String(8 * MiB) }, meaning: 'request bodies above this are refused with 413' },
   MAX_FRAME_BYTES: { schema: int(1024), default: String(4 * MiB), meaning: 'largest stored frame (after encryption); larger push items are refused with 413' },
   MAX_PUSH_ITEMS: { schema: int(1, 1_000_000), default: '10000', meaning: 'most items one push may carry' },
@@ -157,7 +157,7 @@ export function loadConfig(env: Record<string, unknown>, runtime: Runtime): Conf
   return config
 }
 
-// Auth misconfiguration must stop the start (API §3.1), so no request can ever meet it.
+// Auth misconfiguration must stop the start (design decision 36), so no request can ever meet it.
 function checkAuthMaterial(c: Config): void {
   if (!c.JWT_ENABLED) return
   const asymmetric = c.JWT_PUBLIC_KEY !== undefined || c.JWT_JWKS_URL !== undefined

@@ -1,4 +1,4 @@
-// Encryption at rest (ENGINE §11): AES-256-GCM through WebCrypto, identical on Node and Workers.
+// Encryption at rest (design decision 24): AES-256-GCM through WebCrypto, identical on Node and Workers.
 // Only a message's `data` is encrypted; the stored frame carries {encrypted, iv, authTag, kid} (base64)
 // and `enc: true`. `kid` names the key (first 8 hex of SHA-256 of it), so frames written under
 // QUEEN_ENCRYPTION_KEY_PREVIOUS still decrypt during a rotation. Which queues are encrypted is

@@ -1,4 +1,4 @@
-// Process-scope metrics (API 5.2, 5.3): counters this process (on Workers, this isolate) has seen
+// Process-scope metrics (GET /metrics and /metrics/prometheus, docs/status.md): counters this process (on Workers, this isolate) has seen
 // since createApp built it. One object per app, set on every request's context, so two apps in one
 // test process never mix their numbers. Only numbers live here, never a socket or a pool: workerd
 // ties sockets to the request that opened them. The cluster series are the database's (one
@@ -6,7 +6,7 @@
 import type { PoolStats } from './db/database.js'
 import { uuidv7 } from './ids.js'
 
-/** Prometheus buckets of queen_http_request_duration_seconds (API 5.3). */
+/** Prometheus buckets of queen_http_request_duration_seconds (Prometheus's default buckets plus 30 s, the longest long poll). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const
 export const CLUSTER_TTL_MS = 5000
 const RATE_WINDOW_S = 60
@@ -57,9 +57,9 @@ export interface ProcessMetrics {
   /** +1 when a long poll starts waiting, −1 when it stops. */
   longPoll(delta: 1 | -1): void
   readonly longPollsWaiting: number
-  /** The /metrics object (API 5.2). */
+  /** The GET /metrics object. */
   json(pool: PoolStats | null): Record<string, unknown>
-  /** The process-scope exposition lines (API 5.3), without the database series. */
+  /** The process-scope lines of GET /metrics/prometheus, without the database series. */
   prometheusLines(pool: PoolStats | null): string[]
   /** The cluster answer cached for CLUSTER_TTL_MS per key (database and per-queue scope); compute runs on a miss. */
   cluster<T>(key: string, compute: () => Promise<T>): Promise<T>

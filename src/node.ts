@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.LOG_LEVEL)
   // A PEM can only be parsed asynchronously, so loadConfig cannot; a bad key stops the start here,
-  // naming the variable, before any request can meet it (API §3.1).
+  // naming the variable, before any request can meet it (design decision 36).
   if (config.JWT_ENABLED) {
     try {
       await loadStaticKeys(config)
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   }
 
   // Migrate every database first, each on a connection of its own: the serving pools must be
-  // opened after ALTER ROLE so their connections carry the statement timeout checked below (D3).
+  // opened after ALTER ROLE so their connections carry the statement timeout checked below (design decision 34).
   let urls: Map<string, string>
   try {
     urls = nodeDatabaseUrls(config, url)
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     log.error('database not migrated; its tenants get 503 until it is', { database: m.name, ...describeError(m.error) })
   }
 
-  // Fusion (ENGINE 12.1): concurrent small pushes, and small acks, share one procedure call and one
+  // Fusion (design decision 45): concurrent small pushes, and small acks, share one procedure call and one
   // commit; each database's Database fuses its own calls.
   const databases = nodeDatabaseSet(urls, { poolSize: config.DB_POOL_SIZE })
   await checkStatementTimeout(databases.get(DEFAULT_DATABASE).pool!)
@@ -91,8 +91,8 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     log.info('shutting down', { signal })
-    // Parked long-polls answer 204 now rather than at their deadline (RUNTIME §2); close() then
-    // stops accepting and resolves once in-flight requests have answered.
+    // Parked long-polls answer 204 now rather than at their deadline, so a shutdown does not wait
+    // out MAX_POP_WAIT_MS for them; close() then stops accepting and resolves once in-flight requests have answered.
     popWaker.close()
     await new Promise<void>((done) => server.close(() => done()))
     await Promise.all(lanes.map((l) => l.stop()))

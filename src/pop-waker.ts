@@ -1,4 +1,4 @@
-// Same-process wake-ups of parked long-polls (D24, API §5.5): a push answered by this process wakes
+// Same-process wake-ups of parked long-polls (design decision 35): a push answered by this process wakes
 // the pops parked on this process for that queue at once. It is an optimisation only: pops parked
 // on other replicas (or any pop on Workers, which gets no waker) see the push at their next backoff
 // re-check. Keyed tenant|queue; a discovery pop has no queue key and simply polls.

@@ -1,13 +1,13 @@
-// The 21 options of a queue (ENGINE 2.1), spelled as configure parses them and as the detail
+// The 21 options of a queue (docs/options.md), spelled as configure parses them and as the detail
 // route echoes them, with the JSON type each column accepts. sql/procedures/012_configure.sql
 // holds the column mapping and defaults; a test checks both lists name the same keys.
 import { z } from 'zod'
 
 const INT32 = z.number().int().min(-2147483648).max(2147483647)
 
-// Each kind is what a value must be for its column's cast to succeed (D13: anything else is a
-// malformed body, 400). Sink-hold options are 'any': the procedure refuses bad ones itself, with
-// the `invalid` marker q&r requires, whatever their JSON type.
+// Each kind is what a value must be for its column's cast to succeed (design decision 29: anything
+// else is a malformed body, 400). Sink-hold options are 'any': the procedure refuses bad ones
+// itself, with the `invalid` marker naming the option (design decision 27), whatever their JSON type.
 const KIND = {
   text: z.string(),
   int: INT32,

@@ -1,4 +1,4 @@
-// Stored frames as a reader sees them (ENGINE 11.4): an `enc` payload is decrypted with the
+// Stored frames as a reader sees them (design decision 24): an `enc` payload is decrypted with the
 // current or previous key; one that fails authentication is answered with data null and a
 // decryptError, so a single bad frame never blocks a page. Used by every read of frames.
 import type { Config } from './config.js'

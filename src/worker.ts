@@ -2,7 +2,7 @@
 // scheduled(). The pool is never module-level: workerd ties a socket to the request that opened
 // it, so a pool shared across requests fails on the second one. Configuration is validated once
 // per isolate at the first event; if it is invalid every request answers 500 internal and the log
-// names the variable (D22).
+// names the variable (design decision 36).
 import type { ExecutionContext, ExportedHandler, ScheduledController } from '@cloudflare/workers-types'
 import type { Hono } from 'hono'
 import { runDueLanes } from '../cron/scheduled.js'
@@ -32,7 +32,7 @@ interface Ready {
   config: Config
   log: Logger
   app: Hono<AppEnv>
-  /** Set once the statement-timeout check (D3) has passed on this isolate. */
+  /** Set once the statement-timeout check (design decision 34) has passed on this isolate. */
   checked: boolean
   /** Set once JWT_PUBLIC_KEY has been imported (asynchronous, so not in boot()), or when auth is off. */
   keysLoaded: boolean
@@ -70,7 +70,7 @@ function boot(env: Env): Ready | Broken {
 }
 
 // The key material is part of the configuration: an unparsable PEM makes the isolate refuse every
-// request, exactly like an invalid variable (D22), instead of failing each request on its own.
+// request, exactly like an invalid variable (design decision 36), instead of failing each request on its own.
 async function bootKeys(state: Ready | Broken): Promise<Ready | Broken> {
   if (!('app' in state) || state.keysLoaded) return state
   try {
@@ -116,7 +116,7 @@ export default {
         } catch (error) {
           // A check that could not be made (database down, starting up, out of connections) is
           // retried on the next request, and this one gets whatever the routes answer (503,
-          // /health unhealthy). Only a timeout read and found wrong is refused (D3).
+          // /health unhealthy). Only a timeout read and found wrong is refused (design decision 34).
           if (!(error instanceof DbError)) {
             state.log.error('refusing to serve', describeError(error))
             return internalError() as never

@@ -225,6 +225,41 @@ describe('moving a tenant', () => {
   })
 })
 
+describe('the directory', () => {
+  it('fences a move: other writes wait for its end unless forced, and every change takes the next version', async () => {
+    const call = async (fn: string, args: unknown[]) => {
+      const params = args.map((_, i) => `$${i + 1}`).join(', ')
+      const rows = await app.databases.default!.sql<{ r: Record<string, any> }>(`select queen.${fn}(${params}) as r`, args)
+      return rows[0]!.r
+    }
+    const refusal = (fn: string, args: unknown[]) =>
+      call(fn, args).then(
+        () => null,
+        (error: { code?: string; message: string }) => [error.code, error.message],
+      )
+    const placed = await call('placement_set_v1', ['hooli', 'd1'])
+    expect(placed).toMatchObject({ tenant: 'hooli', database: 'd1', state: 'placed', movingTo: null })
+    // Refusals write nothing, the version included.
+    expect(await refusal('placement_move_end_v1', ['hooli', 'd2'])).toEqual(['QM409', 'tenant is not being moved'])
+    expect(await refusal('placement_move_begin_v1', ['hooli', 'd2', 'default'])).toEqual(['QM409', 'tenant placement changed; retry the move'])
+    const fenced = await call('placement_move_begin_v1', ['hooli', 'd1', 'd2'])
+    expect(fenced).toMatchObject({ database: 'd1', state: 'moving', movingTo: 'd2', version: placed.version + 1 })
+    expect(await refusal('placement_move_begin_v1', ['hooli', 'd1', 'd2'])).toEqual(['QM409', 'tenant is already being moved'])
+    expect(await refusal('placement_set_v1', ['hooli', 'd2'])).toEqual(['QM409', 'tenant is being moved; retry when the move has finished'])
+    const ended = await call('placement_move_end_v1', ['hooli', 'd2'])
+    expect(ended).toMatchObject({ database: 'd2', state: 'placed', movingTo: null, version: placed.version + 2 })
+    // An operator lifts the fence of a move whose broker died.
+    await call('placement_move_begin_v1', ['hooli', 'd2', 'd1'])
+    const forced = await call('placement_set_v1', ['hooli', 'default', true])
+    expect(forced).toMatchObject({ database: 'default', state: 'placed', movingTo: null, version: placed.version + 4 })
+    // A tenant without a row lives on the default database, so its move starts from there.
+    expect(await refusal('placement_move_begin_v1', ['wayne', 'd1', 'd2'])).toEqual(['QM409', 'tenant placement changed; retry the move'])
+    const fresh = await call('placement_move_begin_v1', ['wayne', 'default', 'd1'])
+    expect(fresh).toMatchObject({ tenant: 'wayne', database: 'default', state: 'moving', movingTo: 'd1', version: placed.version + 5 })
+    expect(await call('placement_move_end_v1', ['wayne', 'default'])).toMatchObject({ database: 'default', state: 'placed' })
+  })
+})
+
 describe('tenant-less deployments', () => {
   it('serve from the one database and never read a directory', async () => {
     const single = await testApp()

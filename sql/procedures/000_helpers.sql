@@ -9,7 +9,8 @@
 -- none reads a table. Names start with `_`, as every internal helper's does.
 
 -- UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits, with version and variant set.
--- PostgreSQL has no built-in v7 before 18 (D17). VOLATILE: it reads the clock and draws randomness.
+-- PostgreSQL has no built-in v7 before 18 (design decision 22). VOLATILE: it reads the clock and
+-- draws randomness.
 -- Returns: uuid. Raises: nothing. Clock: clock_timestamp() unless p_now pins it (tests).
 create or replace function queen._uuid_v7(p_now timestamptz default null)
 returns uuid
@@ -27,7 +28,7 @@ as $$
            'hex')::uuid
 $$;
 
--- The namespace and task a queue named N gets by default (ENGINE 2.1, D11): the first and second
+-- The namespace and task a queue named N gets by default (design decision 28): the first and second
 -- segments of a dotted name; an undotted name, or an empty segment, gives ''.
 -- Returns: text. Raises: nothing. IMMUTABLE: a pure function of its argument.
 create or replace function queen._derive_namespace(p_queue text)

@@ -1,5 +1,5 @@
--- The 21 options of a queue (ENGINE 2.1) as configure parses them and every read echoes them, so
--- an option is spelled one way everywhere. Installed first because SQL-language readers (detail,
+-- The 21 options of a queue (docs/options.md) as configure parses them and every read echoes them,
+-- so an option is spelled one way everywhere. Installed first because SQL-language readers (detail,
 -- messages) are checked against it when they are created.
 
 -- The 21 options of a queue row as configure spells them, with their JSON types, in the
@@ -34,8 +34,9 @@ as $$
     'retentionSinkHoldMaxSeconds', q.retention_sink_hold_max_seconds)
 $$;
 
--- The options a queue named p_queue gets when nothing is said: the column defaults of
--- queen.queues (the configure tests compare the two) with namespace/task derived from the name (D11).
+-- The options a queue named p_queue gets when nothing is said: the column defaults of queen.queues
+-- (the configure tests compare the two) with namespace/task derived from the name
+-- (design decision 28).
 -- Returns: jsonb object of 21 keys. Raises: nothing. IMMUTABLE.
 create or replace function queen._queue_option_defaults(p_queue text)
 returns jsonb

@@ -1,11 +1,12 @@
--- Maintenance lane leases (ENGINE 8.2). Lanes are the only code that works across tenants, and
--- any replica or Worker isolate may run any lane: the row in queen.maintenance_leases decides who.
+-- Maintenance lane leases (design decision 33, docs/lanes.md). Lanes are the only code that works
+-- across tenants, and any replica or Worker isolate may run any lane: the row in
+-- queen.maintenance_leases decides who.
 -- Concurrency: every function is one UPDATE of one row, so two claimers race on a row lock and
 -- exactly one sees its WHERE clause hold. Clock: clock_timestamp() unless p_now pins it.
 
 -- lane_claim_v1: takes the lane when it is free (or its holder's lease expired) and due.
 -- Due means last_started_at is at least one interval ago, less a slack of min(interval/10, 5 s)
--- so that cron or timer jitter never makes a single replica skip a run (D21).
+-- so that cron or timer jitter never makes a single replica skip a run.
 -- Returns: the lane's saved progress (a resume point) as jsonb, or NULL when not claimed.
 -- Raises: nothing (an unknown lane is simply never claimed).
 create or replace function queen.lane_claim_v1(

@@ -1,12 +1,12 @@
--- Push (ENGINE 3). `_log_push` is the body shared by log_push_v1 and transaction pushes; the public
--- function adds the maintenance refusal.
+-- Push (docs/engine.md). `_log_push` is the body shared by log_push_v1 and transaction pushes; the
+-- public function adds the maintenance refusal.
 --
 -- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data}; the route
 -- has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
 -- believed the queue encrypted (`enc`).
 -- Returns {columns:{index[], status[]?, queue[]?, partitionId[], offset[], messageId[], transactionId[]?,
 --   traceId[]}, partitionQueue?:{<partitionId>: queue}, queues:[{name, encryptionEnabled}]}: one array
---   per field of ENGINE 3.2's items {index, status:"queued"|"duplicate", queue, …}, in index order
+--   per field of the answer's items {index, status:"queued"|"duplicate", queue, …}, in index order
 --   (`status` absent: all queued; `transactionId` absent: each is its messageId; `queue` absent: the
 --   item's partition names it in partitionQueue; `columns` null for no items). The batches without
 --   client transaction ids omit those three. src/db/procedures.ts expands them into the items, and
@@ -14,8 +14,9 @@
 -- Raises QMENC (DETAIL {"queues":[{name, encryptionEnabled}]}) when an item's `enc` disagrees with its
 -- queue's flag, before anything is written; QMMNT in push maintenance (log_push_v1 only).
 -- Concurrency: queues and partitions are created first (no locks held), then every named partition's
--- allocator row is locked FOR NO KEY UPDATE in id order (ENGINE 1.4) and held to commit, so offsets
--- become visible gap-free in commit order (3.4) and check-then-insert dedup cannot race (3.3).
+-- allocator row is locked FOR NO KEY UPDATE in id order (design decision 4) and held to commit, so
+-- offsets become visible gap-free in commit order (design decision 9) and check-then-insert dedup
+-- cannot race (design decision 22).
 -- Clock: clock_timestamp() read after the locks are granted, unless p_now pins it.
 create or replace function queen._log_push(p_tenant text, p_items jsonb, p_now timestamptz default null)
 returns jsonb
@@ -40,11 +41,11 @@ begin
 
   -- Distinct (queue, partition) names first, then one lookup each: joined per item, a 1000-item
   -- push made 1000 index probes here and again in the statement below. In steady state the lookup
-  -- finds every partition, and only the queue rows' FOR KEY SHARE (rank 1 of ENGINE 1.4, as
-  -- _ensure_queue takes it) is needed before the allocator locks: creating the targets every time,
-  -- an insert that found every row present, was ~11 % of a 100-frame push (issue #9). A queue
-  -- deleted since the lookup locks no row (a recreated one has another id), so that push, like one
-  -- naming something new, creates its targets and looks again.
+  -- finds every partition, and only the queue rows' FOR KEY SHARE (rank 1 of the lock order,
+  -- design decision 4, as _ensure_queue takes it) is needed before the allocator locks: creating
+  -- the targets every time, an insert that found every row present, was ~11 % of a 100-frame push
+  -- (issue #9). A queue deleted since the lookup locks no row (a recreated one has another id), so
+  -- that push, like one naming something new, creates its targets and looks again.
   loop
     select array_agg(p.id order by p.id), array_agg(distinct q.id), coalesce(bool_or(d.has_txn), false),
            count(p.id) = count(*)
@@ -67,7 +68,7 @@ begin
   perform 1 from log_partitions where id = any (v_pids) order by id for no key update;
 
   -- A fresh statement after the locks: a flipping configure has either committed (seen here) or
-  -- waits for this push (ENGINE 11.3).
+  -- waits for this push, so no push stores plaintext for an encrypted queue (design decision 24).
   select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
     into v_bad
     from (select distinct e->>'queue' as qn, coalesce((e->>'enc')::boolean, false) as enc
@@ -82,9 +83,10 @@ begin
   v_clock := coalesce(p_now, clock_timestamp());
 
   if not v_any_txn then
-    -- No item names a transaction id, so none can be a duplicate (ENGINE 3.3): every item is fresh,
-    -- and the dedup machinery of the general statement below (hash lookups, winner windows, four
-    -- more materialised copies of every frame) is skipped. Same result shape and allocation.
+    -- No item names a transaction id, so none can be a duplicate (design decision 22): every item
+    -- is fresh, and the dedup machinery of the general statement below (hash lookups, winner
+    -- windows, four more materialised copies of every frame) is skipped. Same result shape and
+    -- allocation.
     with targets as materialized (
       select q.name as queue_name, p.name as pname, p.id as partition_id
         from log_partitions p join queues q on q.id = p.queue_id
@@ -100,7 +102,7 @@ begin
         from jsonb_array_elements(p_items) with ordinality as x(e, ord)
         join targets t on t.queue_name = x.e->>'queue' and t.pname = coalesce(nullif(x.e->>'partition', ''), 'Default')
         -- One id per frame: the message id, and also its transaction id, since no item here names
-        -- one (a minted transaction id only has to be a fresh UUIDv7, D17; docs/engine.md). Fenced so
+        -- one (a minted transaction id only has to be a fresh UUIDv7, design decision 22). Fenced so
         -- the volatile call runs once per item even though both columns read it.
         cross join lateral (select m.id as new_id, m.id::text as txn
                               from (select _uuid_v7(v_clock) as id offset 0) m) ids
@@ -172,7 +174,7 @@ begin
       from jsonb_array_elements(p_items) with ordinality as x(e, ord)
   ), items as materialized (
     select r.idx, q.name as queue_name, p.id as partition_id, q.dedup_window_seconds as win,
-           -- A window of 0 disables dedup entirely, inside one request too (D17).
+           -- A window of 0 disables dedup entirely, inside one request too (design decision 22).
            (nullif(r.e->>'transactionId', '') is not null and q.dedup_window_seconds > 0) as dedup,
            -- One id minted per item, as in the fast path: the message id if the item is stored,
            -- and the transaction id when the item names none.
@@ -187,7 +189,8 @@ begin
       join log_partitions p on p.queue_id = q.id and p.name = coalesce(nullif(r.e->>'partition', ''), 'Default')
       cross join lateral (select _uuid_v7(v_clock) as id offset 0) m
   ), keyed as materialized (
-    -- Live hashes from earlier calls; expired ones are ignored whether or not the purge ran (1.8).
+    -- Live hashes from earlier calls; expired ones are ignored whether or not the purge ran
+    -- (design decision 8).
     select i.*, case when i.dedup then md5(i.txn)::uuid end as h, t.frame_offset as prior_off, t.message_id as prior_msg,
            case when i.dedup then row_number() over (partition by i.partition_id, i.txn order by i.idx) else 1 end as dup_rank
       from items i
@@ -223,8 +226,8 @@ begin
                           offset 0) fr
      where w.is_fresh
   ), pieced as (
-    -- Segments split at 1000 frames or once 1 MiB is reached (ENGINE 3.1); both keys grow with pos,
-    -- so each distinct pair is one run of consecutive offsets.
+    -- Segments split at 1000 frames or once 1 MiB is reached (design decision 9); both keys grow
+    -- with pos, so each distinct pair is one run of consecutive offsets.
     select fm.*, ((sum(fm.bytes) over (partition by fm.partition_id order by fm.pos))::bigint - fm.bytes) / 1048576 as byte_piece
       from framed fm
   ), alloc as (
@@ -281,8 +284,8 @@ begin
 end
 $$;
 
--- _log_push_items: the items of _log_push's compact answer as ENGINE 3.2's objects, in index order,
--- for callers in SQL (transaction pushes).
+-- _log_push_items: the items of _log_push's compact answer as the push answer's objects, in index
+-- order, for callers in SQL (transaction pushes).
 create or replace function queen._log_push_items(p_result jsonb)
 returns setof jsonb
 language sql immutable
@@ -299,10 +302,12 @@ as $$
    order by i
 $$;
 
--- _log_create_targets: the queues and partitions a batch of push items names, created if missing
--- (ENGINE 3.2 steps 2-3), shared by push and transaction pushes. Queue rows are held FOR KEY SHARE
--- (rank 1 of ENGINE 1.4, see _ensure_queue); partitions are inserted before any allocator lock
--- (ENGINE 11.3), in (queue, name) order so two pushes creating the same partitions wait in one order.
+-- _log_create_targets: the queues and partitions a batch of push items names, created if missing,
+-- shared by push and transaction pushes. Queue rows are held FOR KEY SHARE (rank 1 of the lock
+-- order, design decision 4, see _ensure_queue); partitions are inserted before any allocator lock,
+-- so a push never takes a queue row's lock after a partition's (a flipping configure takes them in
+-- that order, design decision 24), and in (queue, name) order so two pushes creating the same
+-- partitions wait in one order.
 -- Returns: nothing. Raises: nothing.
 create or replace function queen._log_create_targets(p_tenant text, p_items jsonb)
 returns void
@@ -324,7 +329,7 @@ begin
 end
 $$;
 
--- log_push_v1: POST /api/v1/push (API 5.4). One call, one transaction: every item ends queued or
+-- log_push_v1: POST /api/v1/push. One call, one transaction: every item ends queued or
 -- duplicate, or the call raises and nothing is stored.
 create or replace function queen.log_push_v1(p_tenant text, p_items jsonb, p_now timestamptz default null)
 returns jsonb

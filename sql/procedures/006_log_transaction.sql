@@ -2,8 +2,9 @@
 -- client (TransactionBuilder.ack) never puts the lease on the ack; it sends it in requiredLeases,
 -- which log_transaction_v1 has verified before any operation runs. An ack that names no lease
 -- therefore acts for its row's live lease when that lease is one the transaction holds, so its
--- failed and retry apply instead of answering lease_invalid under D5 (issue #20); an ack of a row
--- whose lease the transaction does not hold stays leaseless, and D5 still protects that lease.
+-- failed and retry apply instead of answering lease_invalid (design decision 17; issue #20); an ack
+-- of a row whose lease the transaction does not hold stays leaseless, and that lease stays
+-- protected.
 -- Returns: p_op, with leaseId added when it applies. Raises: nothing.
 create or replace function queen._log_transaction_ack_lease(p_op jsonb, p_required_leases jsonb, p_now timestamptz)
 returns jsonb
@@ -21,20 +22,21 @@ as $$
                    and p_required_leases ? c.lease_id::text), '{}') end
 $$;
 
--- log_transaction_v1: POST /api/v1/transaction (API 5.7, ENGINE 6.4). Pushes and acks run in array
+-- log_transaction_v1: POST /api/v1/transaction (design decision 21). Pushes and acks run in array
 -- order inside one PostgreSQL transaction, all or nothing.
 --
 -- p_ops: [{type:'push', items:[push items as log_push_v1 takes them]} |
 --         {type:'ack', transactionId, partitionId, offset?, leaseId?, status?, consumerGroup?, error?}].
--- p_required_leases: lease ids that must be live in the tenant when the transaction starts (D17).
+-- p_required_leases: lease ids that must be live in the tenant when the transaction starts.
 -- Returns {success:true, results} or {success:false, error, code, results}: results are
 --   [{operation, type:'push', …push item result} | {operation, type:'ack', …ack item result}], up to and
 --   including the failing entry. A business failure rolls back the whole block and is a result, never
 --   an error (the SDKs would resend a 5xx). QMENC, QMMNT and every non-business error propagate, so the
 --   route can re-encrypt, answer 503, or answer 500 without leaking SQL text.
 -- Concurrency: queues and partitions the pushes name are created first; then every lock is taken up
--- front in ENGINE 1.4's order (allocator rows by id, then the acks' cursor rows by (partition, group)),
--- whatever the operation order, so the later per-operation locks are re-entrant no-ops.
+-- front in the one lock order (design decision 4: allocator rows by id, then the acks' cursor rows
+-- by (partition, group)), whatever the operation order, so the later per-operation locks are
+-- re-entrant no-ops.
 -- Acks: completed settles; failed and dlq dead-letter at once through the DLQ switch (no retry round);
 -- retry releases the lease. Clock: clock_timestamp() unless p_now pins it.
 create or replace function queen.log_transaction_v1(p_tenant text, p_ops jsonb, p_required_leases jsonb default '[]',
@@ -79,7 +81,7 @@ begin
       end if;
     end loop;
 
-    -- Creation first, no locks held (ENGINE 3.2 steps 2-3).
+    -- Creation first, no locks held, as push does (_log_create_targets says why).
     perform _log_create_targets(p_tenant, v_pushes);
     perform _log_ensure_cursors(p_tenant, v_acks);
 

@@ -1,6 +1,7 @@
--- log_dedup_purge_step_v1: one bounded step of the dedup_purge lane (ENGINE 7.5). Deletes up to
--- p_limit dedup hashes whose window has passed. Pushes already ignore expired hashes (ENGINE 1.8),
--- so this only bounds storage; it is idempotent and never waits on a row another step holds.
+-- log_dedup_purge_step_v1: one bounded step of the dedup_purge lane (docs/lanes.md). Deletes up to
+-- p_limit dedup hashes whose window has passed. Pushes already ignore expired hashes
+-- (design decision 8), so this only bounds storage; it is idempotent and never waits on a row
+-- another step holds.
 -- Returns: {"processed": <rows deleted>, "next": null | "more"}; "more" asks the runner to step again.
 -- Raises: nothing. Clock: clock_timestamp() unless p_now pins it.
 create or replace function queen.log_dedup_purge_step_v1(

@@ -1,4 +1,4 @@
--- log_renew_v1: POST /api/v1/lease/:leaseId/extend (API 5.8, ENGINE 6.5). Extends every partition
+-- log_renew_v1: POST /api/v1/lease/:leaseId/extend. Extends every partition
 -- holding a live lease, in the tenant, to max(current expiry, now + seconds): never shorter.
 -- p_items: [{index, leaseId, seconds}]. Returns, in index order,
 --   [{index, leaseId, success, error, code, expiresAt, partitionsExtended}]; expiresAt is the earliest

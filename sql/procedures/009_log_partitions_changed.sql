@@ -1,13 +1,13 @@
--- partitions/changed (ENGINE 9.1, 9.2; q&r "POST /api/v1/partitions/changed"): lists partition
+-- partitions/changed (docs/sink-protocol.md): lists partition
 -- names with their bounds, by name or changed since an instant, and a safeTime below which no
 -- segment can still become visible. Writes nothing, leases nothing.
 
--- safeTime (ENGINE 9.2, D4): the oldest xact_start among this database's client backends that are
--- inside a transaction, minus a 5 s guard. The guard only absorbs skew between backends; the
--- argument does not rest on it, so the randomized test sets `queen.safe_time_guard_ms` to 0 on
--- its database to make a real ordering fault visible. Nothing else sets it. Without the right to see other roles' sessions their
--- xact_start reads as null, so the bound also falls back to now() minus the longest a single
--- broker statement (or, on PostgreSQL 17+, a transaction) may run.
+-- safeTime (design decision 32): the oldest xact_start among this database's client backends that
+-- are inside a transaction, minus a 5 s guard. The guard only absorbs skew between backends; the
+-- argument does not rest on it, so the randomized test sets `queen.safe_time_guard_ms` to 0 on its
+-- database to make a real ordering fault visible. Nothing else sets it. Without the right to see
+-- other roles' sessions their xact_start reads as null, so the bound also falls back to now() minus
+-- the longest a single broker statement (or, on PostgreSQL 17+, a transaction) may run.
 -- Must be the first thing a caller reads, before any table: see log_partitions_changed_v1.
 -- Returns: {"safeTime": timestamptz, "degraded": bool}. Raises: nothing. VOLATILE: live state.
 create or replace function queen._safe_time()

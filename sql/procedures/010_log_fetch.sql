@@ -1,5 +1,6 @@
--- log_fetch_v1 (ENGINE 9.3, API 5.16): the read half of partitions/changed. Reads frames of
--- partition logs by offset; no lease, cursor, group or subscription; writes nothing.
+-- log_fetch_v1 (POST /api/v1/fetch, docs/sink-protocol.md): the read half of partitions/changed.
+-- Reads frames of partition logs by offset; no lease, cursor, group or subscription; writes
+-- nothing.
 -- Each entry {queue, partition, fromOffset, limit?, maxBytes?} answers {queue, partition,
 -- logStart, lastOffset, fromOffset, nextOffset, frames:[{offset, id, transactionId, traceId,
 -- producerSub, createdAt, enc, data}]}, or {queue, partition, error:"QUEUE_NOT_FOUND" |
@@ -7,7 +8,8 @@
 -- frames stop at limit (default 1000, clamped to [1, 10000]), at maxBytes of stored frame bytes
 -- (default 1 MiB, clamped to [1, 8 MiB]) or when 8 MiB across all entries is spent, and include at
 -- least one frame whenever one exists and budget remains, so paging always progresses.
--- Tombstoned (deleted) frames are skipped (D20). `enc` tells the route which payloads to decrypt.
+-- Tombstoned (deleted) frames are skipped (design decision 43). `enc` tells the route which
+-- payloads to decrypt.
 -- Returns: {entries:[…]} in request order. Raises: QM400 for a malformed entry (the route refuses
 -- those first). VOLATILE, so a caching pooler (Hyperdrive) never answers it from cache; offsets
 -- below hw are immutable, so a concurrent push or ack never changes what a range read returns.

@@ -1,4 +1,4 @@
--- Backlog arithmetic and the stats lane (ENGINE 4, 8.1; q&r resource routes). Everything here
+-- Backlog arithmetic (design decision 10) and the stats lane (docs/resources.md). Everything here
 -- reads log_partitions, log_consumers and consumer_groups only (never log_segments, apart from the
 -- two documented probes), so its cost follows the partition count, never the segment count.
 
@@ -41,6 +41,27 @@ as $$
        limit 1
     ) w
    where p.queue_id = p_queue_id
+$$;
+
+-- _partition_detail: the per-partition rows both detail routes show (GET /api/v1/resources/queues/
+-- :queue and GET /api/v1/status/queues/:queue): _partition_depth's worst cursor (no group), plus
+-- total = hw − log_start, completed = greatest(0, total − pending − processing), the published
+-- formula (design decision 10), dead_letter (distinct dead-lettered offsets) and oldest (created_at
+-- of the segment holding log_start, a primary-key probe).
+-- Returns: _partition_depth's columns, then total, completed, dead_letter, oldest. Raises: nothing.
+-- STABLE. Clock: p_now decides which leases are live.
+create or replace function queen._partition_detail(p_queue_id uuid, p_now timestamptz)
+returns table (partition_id uuid, name text, created_at timestamptz, log_start bigint, hw bigint, head_at timestamptz,
+               c bigint, pending bigint, processing bigint, total bigint, completed bigint, dead_letter bigint,
+               oldest timestamptz)
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select x.*, x.hw - x.log_start, greatest(x.hw - x.log_start - x.pending - x.processing, 0),
+         (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id),
+         (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
+           order by s.base_offset desc limit 1)
+    from _partition_depth(p_queue_id, null, p_now) x
 $$;
 
 -- log_queue_depth_v1: GET /api/v1/resources/queues/:queue/depth, live, from the arithmetic above.
@@ -92,8 +113,7 @@ $$;
 
 -- log_queue_detail_v1: GET /api/v1/resources/queues/:queue. Live per partition, plus
 -- oldestMessage (a primary-key probe at log_start), newestMessage (head_at), an exact segment
--- count, deadLetter from log_dlq and retainedBytes from stats. completed is
--- greatest(0, total − pending − processing), the published formula (ENGINE 4, D19).
+-- count, deadLetter from log_dlq and retainedBytes from stats. Per partition: _partition_detail.
 -- Returns: the detail object, or null for an unknown queue. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
 returns jsonb
@@ -103,11 +123,7 @@ as $$
   with q as (
     select * from queues where tenant_id = p_tenant and name = p_queue
   ), d as (
-    select x.*, x.hw - x.log_start as total,
-           (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id) as dead_letter,
-           (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
-             order by s.base_offset desc limit 1) as oldest
-      from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
+    select x.* from q cross join lateral _partition_detail(q.id, coalesce(p_now, now())) x
   ), seg as (
     select count(*) as segments, coalesce(sum(s.frame_count), 0) as messages
       from d join log_segments s on s.partition_id = d.partition_id
@@ -120,24 +136,24 @@ as $$
            'partitions', coalesce((select jsonb_agg(jsonb_build_object(
                'id', d.partition_id, 'name', d.name, 'createdAt', _iso_ms(d.created_at),
                'stats', jsonb_build_object('total', d.total, 'pending', d.pending, 'processing', d.processing,
-                                           'completed', greatest(d.total - d.pending - d.processing, 0),
+                                           'completed', d.completed,
                                            'failed', null, 'deadLetter', d.dead_letter),
                'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,
                'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]'),
            'totals', (select jsonb_build_object('total', coalesce(sum(total), 0), 'pending', coalesce(sum(pending), 0),
                                                 'processing', coalesce(sum(processing), 0),
-                                                'completed', coalesce(sum(greatest(total - pending - processing, 0)), 0),
+                                                'completed', coalesce(sum(completed), 0),
                                                 'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d),
            'retainedBytes', so.retained_bytes,
            'segments', jsonb_build_object('segments', seg.segments, 'messages', seg.messages))
     from q, seg, stats_of so
 $$;
 
--- log_queue_stats_all_v1: GET /api/v1/resources/queues. Three clocks (q&r): partitions and
--- messages.total live from the watermarks (one pass over the tenant's partitions); segments and
--- retainedBytes from the retained-bytes lane's stats columns; pending and processing from the
--- stats lane's. p_cached answers log_queue_stats_cached_v1's pre-rendered listing instead (kept
--- for brokers that still call it so while a deploy rolls out).
+-- log_queue_stats_all_v1: GET /api/v1/resources/queues. Three clocks (docs/resources.md):
+-- partitions and messages.total live from the watermarks (one pass over the tenant's partitions);
+-- segments and retainedBytes from the retained-bytes lane's stats columns; pending and processing
+-- from the stats lane's. p_cached answers log_queue_stats_cached_v1's pre-rendered listing instead
+-- (kept for brokers that still call it so while a deploy rolls out).
 -- Returns: {queues:[…], statsAge}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_stats_all_v1(p_tenant text, p_cached boolean default false, p_now timestamptz default null)
 returns jsonb
@@ -176,14 +192,14 @@ begin
 end
 $$;
 
--- log_queue_stats_cached_v1: GET /api/v1/resources/queues?stats=cached, for pollers (q&r: "nothing
--- is computed per call"). The tenant's pre-rendered listing (queen.stats_listings), rendered here
--- first when the tenant has none or it is stale, where building the answer from 10 000 stats rows
--- took 0.6-1.2 s (BENCHMARKS.md, scale). Every number is queen.stats as it stood at the last
--- render (the end of the stats lane's last pass, or POST /stats/refresh); a queue created, deleted
--- or renamed since then makes the listing stale (_stats_listing_changed), so the set of queues is
--- always current. p_known is the listing version the broker already holds: when it is the current
--- one, the text is not read or sent again.
+-- log_queue_stats_cached_v1: GET /api/v1/resources/queues?stats=cached, for pollers, which must be
+-- answered without computing anything per call. The tenant's pre-rendered listing
+-- (queen.stats_listings), rendered here first when the tenant has none or it is stale, where
+-- building the answer from 10 000 stats rows took 0.6-1.2 s (BENCHMARKS.md, scale). Every number is
+-- queen.stats as it stood at the last render (the end of the stats lane's last pass, or POST
+-- /stats/refresh); a queue created, deleted or renamed since then makes the listing stale
+-- (_stats_listing_changed), so the set of queues is always current. p_known is the listing version
+-- the broker already holds: when it is the current one, the text is not read or sent again.
 -- Returns text "<version>\t<statsAge>\t<queues>", where <queues> is the answer's queues array as
 -- JSON text, or empty when it is p_known's. Raises: nothing. VOLATILE (it may write the listing; no
 -- pooler cache).
@@ -219,9 +235,9 @@ $$;
 -- alone (the fields of log_queue_stats_all_v1, every number cached), with the snapshot it was read
 -- in. JSON text built per row and joined: one jsonb_agg of 10 000 objects was ~75 % of the old
 -- cached call. A concurrent render may store an older snapshot over a newer one; the changes it
--- did not see are still there, so the next call finds it stale. Changes are pruned once the
--- stored listing has seen them and they are 5 minutes old: every render still to store began
--- within the statement timeout (at most 60 s, D3), after they committed, so it sees them too.
+-- did not see are still there, so the next call finds it stale. Changes are pruned once the stored
+-- listing has seen them and they are 5 minutes old: every render still to store began within the
+-- statement timeout (at most 60 s, design decision 34), after they committed, so it sees them too.
 -- Returns: the stored row.
 create or replace function queen._stats_listing_render(p_tenant text)
 returns queen.stats_listings
@@ -311,13 +327,13 @@ create or replace trigger queues_stats_listing_renamed
                      or old.task is distinct from new.task)
   execute function queen._stats_listing_changed();
 
--- log_stats_refresh_step_v1: one bounded step of the stats_refresh lane (ENGINE 8.1), or the whole
--- of one tenant for POST /api/v1/stats/refresh (p_tenant, D23). For up to p_limit queues after
+-- log_stats_refresh_step_v1: one bounded step of the stats_refresh lane, or the whole of one tenant
+-- for POST /api/v1/stats/refresh (p_tenant, design decision 41). For up to p_limit queues after
 -- p_after (by id) it writes the group-less arithmetic into queen.stats and folds the deltas into
 -- the current queue_metrics minute: pushed += Δhw_total, consumed += max(0, Δcommitted_total),
--- dead_lettered = DLQ rows failed in that minute (the previous pass's minute recounted when a
--- new minute began), pending/processing, and max_lag_seconds (the age
--- of the frame at the worst cursor of the most lagging partition).
+-- dead_lettered = DLQ rows failed in that minute (the previous pass's minute recounted when a new
+-- minute began), pending/processing, and max_lag_seconds (the age of the frame at the worst cursor
+-- of the most lagging partition).
 -- Returns: {"processed": n, "next": <last queue id> | null}. Idempotent: a repeat rewrites equal
 -- stats and adds zero deltas. Raises: nothing (lock_timeout backstop). Clock: p_now.
 create or replace function queen.log_stats_refresh_step_v1(

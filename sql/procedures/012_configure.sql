@@ -1,7 +1,7 @@
--- Queue configuration (ENGINE 10, q&r "POST /api/v1/configure"). configure_queue_v1 owns every
+-- Queue configuration (design decision 26, docs/options.md). configure_queue_v1 owns every
 -- write of a queue's options; 000_queue_options.sql spells them.
 
--- One option under the four merge rules (ENGINE 10.2): absent keeps the stored value (merge) or
+-- One option under the four merge rules (docs/options.md): absent keeps the stored value (merge) or
 -- takes the default (replace, or a create: p_fresh); null takes the default; anything else is
 -- taken as given. Rule 4 (a top-level '' namespace/task counts as absent) is the route's
 -- normalisation, so by the time a bag arrives here an '' is a present value.
@@ -17,8 +17,8 @@ as $$
 $$;
 
 -- The two sink-hold options govern deletion, so they are refused out of range, never clamped
--- (ENGINE 10.3). Checked on the bag before anything is written. The name excludes ':' because it
--- is the middle segment of the kv key s3:<sink>:<queue>:committed.
+-- (design decision 27). Checked on the bag before anything is written. The name excludes ':'
+-- because it is the middle segment of the kv key s3:<sink>:<queue>:committed.
 -- Returns: nothing. Raises: QMHLD with DETAIL {"invalid": "<option>"}.
 create or replace function queen._check_sink_hold(p_bag jsonb)
 returns void
@@ -46,21 +46,22 @@ begin
 end
 $$;
 
--- configure_queue_v1: creates or edits one queue's configuration (ENGINE 10, q&r).
+-- configure_queue_v1: creates or edits one queue's configuration.
 -- p_options is the normalised bag (at most the 21 option keys; others are ignored); p_replace
 -- resets every option the bag omits to its default. Values are stored as given except
 -- minPopWaitTime (clamped to [0, 30000]) and dedupWindowSeconds (floored at 0).
 -- Concurrency: an edit locks the queue row FOR UPDATE first, so a concurrent editor merges onto
 -- this one's result; an encryption flip also locks every partition FOR NO KEY UPDATE in id order
--- (ENGINE 11.3: a push then commits wholly before or wholly after the flip). A create takes no
--- lock and inserts ON CONFLICT DO NOTHING; the loser of a race falls through to the edit path.
+-- (design decision 24: a push then commits wholly before or wholly after the flip). A create takes
+-- no lock and inserts ON CONFLICT DO NOTHING; the loser of a race falls through to the edit path.
 -- Never creates a partition.
 -- Returns: {"response": <the route's 200 body>, "encryptionEnabled": bool, "encryptionTurnedOff":
 -- bool} (the flags let the route refresh its encryption cache and log a turn-off); response is
 -- {configured, queueId, partitionId: null, queue, namespace, task, storage: "segments",
 -- options: <19 keys of the row just written>}.
 -- Raises: QMHLD (sink-hold refusal, nothing written); QM400 (name over 255 characters); a cast
--- error such as 22P02 for a value of the wrong type (the route refuses those first, D13).
+-- error such as 22P02 for a value of the wrong type (the route refuses those first,
+-- design decision 29).
 -- Clock: p_now (default now()) stamps created_at / updated_at.
 create or replace function queen.configure_queue_v1(
   p_tenant text,

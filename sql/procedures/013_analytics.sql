@@ -21,8 +21,8 @@ $$;
 -- log_resources_overview_v1: GET /api/v1/resources/overview.
 -- Returns: {queues, partitions, namespaces, tasks, consumerGroups, messages:{total, pending,
 -- processing, completed, failed:null, deadLetter}, streams:{queries, stateRows, stateBytes}, statsAge}.
--- streams is live but cheap: the shards' counters, which each cycle moves (S5,
--- 0006_stream_state_size.sql). Raises: nothing. VOLATILE (no pooler cache).
+-- streams is live but cheap: the shards' counters, which each cycle moves
+-- (0006_stream_state_size.sql). Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_resources_overview_v1(p_tenant text, p_now timestamptz default null)
 returns jsonb
 language sql volatile

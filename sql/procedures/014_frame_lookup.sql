@@ -1,5 +1,5 @@
 -- Finding a message by its key (partition, transactionId), for message detail, message delete and
--- traces (API 5.9, 5.11). A key may have several retained frames (a repeat after its dedup window,
+-- traces. A key may have several retained frames (a repeat after its dedup window,
 -- or with dedup off); readers want the newest, delete wants them all.
 
 -- Every retained, not deleted frame of p_partition_id whose transaction id is p_txn, newest first.

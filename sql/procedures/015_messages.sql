@@ -1,4 +1,4 @@
--- Message reads and admin delete (API 5.9, D20), and the DLQ listing (API 5.10). Reads only,
+-- Message reads and admin delete (design decision 43), and the DLQ listing. Reads only,
 -- except log_message_delete_v1, which writes tombstones and removes DLQ rows.
 
 -- Where one frame stands for every group with a cursor on its partition, at p_now.
@@ -168,10 +168,11 @@ as $$
     cross join lateral (select _message_state(tp.partition_id, tp.log_start, m.frame_offset, coalesce(p_now, now())) as st) s
 $$;
 
--- log_message_delete_v1: DELETE /api/v1/messages/:partitionId/:transactionId (admin, D20). Every
--- retained frame of the key gets a tombstone, so range reads skip it and settle it for every
--- group; its DLQ rows go too. The bytes go when retention removes the segment. The key's dedup
--- hash stays: a repeat push inside the window still reports the deleted message as the original.
+-- log_message_delete_v1: DELETE /api/v1/messages/:partitionId/:transactionId (admin,
+-- design decision 43). Every retained frame of the key gets a tombstone, so range reads skip it and
+-- settle it for every group; its DLQ rows go too. The bytes go when retention removes the segment.
+-- The key's dedup hash stays: a repeat push inside the window still reports the deleted message as
+-- the original.
 -- Returns: {success, partitionId, transactionId, deleted: n, message}. Raises: nothing.
 -- Concurrency: tombstone inserts are ON CONFLICT DO NOTHING, so two deletes of one key are
 -- harmless; a concurrent pop may still deliver the frame once if it read the range first.

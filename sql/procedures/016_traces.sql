@@ -1,8 +1,8 @@
--- Message traces (API 5.11, ENGINE 2.8): free-form events a consumer records against a message,
--- read back by message key or by trace name. message_traces has no FK and stores the queue and
--- partition names at creation, so traces outlive a queue delete and a segment's retention; the
--- retention lane ages them out (ENGINE 7.5, not here). Every read is filtered by the trace row's
--- own tenant_id, never by a join to queues, for the same reason.
+-- Message traces (docs/traces.md): free-form events a consumer records against a message, read back
+-- by message key or by trace name. message_traces has no FK and stores the queue and partition
+-- names at creation, so traces outlive a queue delete and a segment's retention; the retention lane
+-- ages them out (docs/retention.md, not here). Every read is filtered by the trace row's own
+-- tenant_id, never by a join to queues, for the same reason.
 
 -- trace_create_v1: records one trace against the newest retained, not deleted frame with key
 -- (p_partition_id, p_transaction_id), provided the partition belongs to p_tenant.
@@ -52,7 +52,8 @@ begin
 end
 $$;
 
--- _trace_entry: one trace as every read answers it (API 5.11: snake_case, ms timestamps).
+-- _trace_entry: one trace as every read answers it (Queen's shape, which its clients read:
+-- snake_case, ms timestamps).
 -- Returns: jsonb. Raises: nothing. IMMUTABLE: a pure function of the row.
 create or replace function queen._trace_entry(t queen.message_traces)
 returns jsonb

@@ -2,17 +2,18 @@
 -- sink's committed pointer, which 027_sink.sql calls too), the partition walk the retention and
 -- eviction lanes share, housekeeping of traces, metrics and DLQ rows, and the retention lane's step.
 --
--- Every deletion of segments goes through _log_delete_and_advance: a prefix of one partition,
--- under that partition's allocator lock taken with SKIP LOCKED (a partition mid-push is taken on
--- the next pass, a step never waits on a push), then log_start moves to the first surviving
--- offset. Time and offset increase together (D9), so each cutoff predicate is prefix-closed and
--- log_start only moves forward. Cursors below log_start are left alone: pop and ack already
--- resume at the next existing offset (ENGINE 4, 7.1).
+-- Every deletion of segments goes through _log_delete_and_advance: a prefix of one partition, under
+-- that partition's allocator lock taken with SKIP LOCKED (a partition mid-push is taken on the next
+-- pass, a step never waits on a push), then log_start moves to the first surviving offset. Time and
+-- offset increase together (design decision 9), so each cutoff predicate is prefix-closed and
+-- log_start only moves forward. Cursors below log_start are left alone: pop and ack already resume
+-- at the next existing offset (design decision 11).
 
 -- _kv_committed_end: the sink's committed window end read from kv key p_key of tenant p_tenant,
--- under D2's strict reading. The value must be exactly {"windowEnd": "<ISO-8601 instant>"}: an
--- object with that one key, a string with a date, a time and a zone designator (an instant
--- without a zone is ambiguous), that PostgreSQL parses, and no later than p_now + 60 s.
+-- read strictly (design decision 31). The value must be exactly
+-- {"windowEnd": "<ISO-8601 instant>"}: an object with that one key, a string with a date, a time
+-- and a zone designator (an instant without a zone is ambiguous), that PostgreSQL parses, and no
+-- later than p_now + 60 s.
 -- Returns: the instant, or NULL for a missing, malformed or unreadable value (never raises: the
 -- value is tenant-writable, and a bad one must only degrade its own queue to the cap-only floor).
 create or replace function queen._kv_committed_end(p_tenant text, p_key text, p_now timestamptz)
@@ -41,11 +42,11 @@ begin
   end if;
   return v_at;
 exception when others then
-  return null;  -- e.g. month 13: unparsable is malformed, never an error (ENGINE 7.3)
+  return null;  -- e.g. month 13: unparsable is malformed, never an error
 end
 $$;
 
--- _log_hold_floor: the sink hold's floor for one queue (q&r, D1):
+-- _log_hold_floor: the sink hold's floor for one queue (design decision 31):
 --   GREATEST(committed window end - 60 s, p_now - p_max_seconds)
 -- GREATEST ignores a NULL pointer, so a missing or malformed one leaves the cap alone.
 -- Returns: NULL when the queue has no hold (p_hold = ''), else the floor; never raises.
@@ -65,8 +66,8 @@ end
 $$;
 
 -- _log_delete_and_advance: deletes up to p_max_segments of the oldest segments of partition p_pid
--- that match either cutoff (ENGINE 7.1), then advances log_start to the first surviving offset and
--- drops tombstones below it (they name frames that no longer exist).
+-- that match either cutoff (design decision 11), then advances log_start to the first surviving
+-- offset and drops tombstones below it (they name frames that no longer exist).
 --   age:       created_at < p_age_cutoff (NULL: never)
 --   completed: created_at < p_done_cutoff (NULL: never) and last_offset below the minimum
 --              effective cursor of the queue's registered groups on this partition; NULL, so
@@ -124,10 +125,10 @@ $$;
 -- retention lane (p_mode 'retention') and the eviction lane (p_mode 'eviction') share.
 --   retention: queues with retention_enabled; age cutoff now - retention_seconds, completed cutoff
 --              now - completed_retention_seconds (each only when > 0), both capped by the sink
---              hold's floor when one is set: cutoff := LEAST(cutoff, floor) (D1, ENGINE 7.3).
+--              hold's floor when one is set: cutoff := LEAST(cutoff, floor) (design decision 31).
 --   eviction:  queues with max_wait_time_seconds > 0, whatever retention_enabled says; age cutoff
 --              now - max_wait_time_seconds; no completed cutoff, no hold, groups and leases ignored
---              (ENGINE 7.4, q&r: data loss by design).
+--              (data loss by design: dropping stale work is what the option is for).
 -- p_next is '<queue id>/<partition id>', the last partition finished (NULL: from the start).
 -- p_limit bounds both the segments deleted and the partitions visited by one step.
 -- Returns: {"processed": <segments deleted>, "next": <resume key> | null when the walk is done}.
@@ -207,7 +208,7 @@ $$;
 
 -- _log_housekeeping_step: ages out, at most p_limit rows per table, message_traces older than
 -- p_trace_days, queue_metrics buckets older than p_metrics_days and log_dlq rows that failed more
--- than p_dlq_days ago (ENGINE 7.5). A days value of 0 keeps that table's rows (DLQ_RETENTION_DAYS
+-- than p_dlq_days ago. A days value of 0 keeps that table's rows (DLQ_RETENTION_DAYS
 -- defaults to 0: kept until the queue is deleted). The sink hold does not apply: none of these
 -- are segments.
 -- Returns: {"processed": <rows deleted>, "full": <some table had more than p_limit to delete>}.
@@ -249,8 +250,8 @@ begin
 end
 $$;
 
--- log_retention_step_v1: one bounded step of the retention lane (ENGINE 8.1). A pass walks the
--- retention-enabled queues' partitions (_log_trim_step, sink hold included), then housekeeping
+-- log_retention_step_v1: one bounded step of the retention lane (docs/retention.md). A pass walks
+-- the retention-enabled queues' partitions (_log_trim_step, sink hold included), then housekeeping
 -- (next = 'housekeeping') until a housekeeping step comes back short.
 -- Returns: {"processed": <segments or rows deleted>, "next": <resume point> | null at pass end}.
 -- Raises: nothing of its own; a lock wait over 1 s (a backstop: partition locks are SKIP LOCKED)

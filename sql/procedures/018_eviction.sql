@@ -1,5 +1,5 @@
--- log_evict_max_wait_step_v1: one bounded step of the eviction lane (ENGINE 7.4, q&r
--- "maxWaitTimeSeconds deletes messages"). Delete-and-advance on every queue with
+-- log_evict_max_wait_step_v1: one bounded step of the eviction lane (docs/retention.md):
+-- maxWaitTimeSeconds deletes messages. Delete-and-advance on every queue with
 -- max_wait_time_seconds > 0, cutoff now - max_wait_time_seconds: not gated by retentionEnabled,
 -- not floored by the sink hold, blind to groups and live leases. Deliberate data loss: an evicted
 -- frame is neither delivered nor dead-lettered; cursors and leases below the new log start resume

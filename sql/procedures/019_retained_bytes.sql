@@ -1,4 +1,4 @@
--- log_retained_bytes_step_v1: one bounded step of the retained_bytes lane (ENGINE 2.9, 8.1). For
+-- log_retained_bytes_step_v1: one bounded step of the retained_bytes lane (docs/retention.md). For
 -- each queue, in id order after p_next, one scan of its segments gives segment_count and
 -- retained_bytes = sum(pg_column_size(frames)) (stored bytes: a TOASTed array is measured without
 -- being detoasted), and log_dlq gives dlq_total. The stats row is upserted touching only these

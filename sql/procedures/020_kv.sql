@@ -1,7 +1,7 @@
--- Key/value pointers (API 8, D2), tenant-scoped: the sink's committed pointer
+-- Key/value pointers (design decision 31), tenant-scoped: the sink's committed pointer
 -- s3:<sink>:<queue>:committed lives here. Values are any JSON and tenant-writable; retention reads
--- them as untrusted (017_retention.sql, _kv_committed_end). Keys are 1 to 400 characters (D2:
--- characters, not bytes); the route checks first, these raise QM400 as a backstop.
+-- them as untrusted (017_retention.sql, _kv_committed_end). Keys are 1 to 400 characters (code
+-- points, not bytes); the route checks first, these raise QM400 as a backstop.
 
 -- kv_put_v1: writes (inserts or replaces) one key. Last writer wins; concurrent puts of one key
 -- serialise on its primary key. Returns {"key", "value", "updatedAt"}. Raises QM400 for a bad key.

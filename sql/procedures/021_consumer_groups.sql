@@ -1,26 +1,26 @@
--- Consumer-group administration (API 5.12, API 8 delivery addendum, ENGINE 2.5, 6.6): listings,
--- lag, delete, subscription rewrite, seek and the delivery policy. One procedure per route, each
--- tenant-scoped and VOLATILE (no pooler cache). Lag is the watermark arithmetic of
--- _partition_depth (011_log_stats.sql), never recomputed here, so group lag, depth, detail and
--- stats agree.
+-- Consumer-group administration (docs/consumer-groups.md): listings, lag, delete, subscription
+-- rewrite, seek and the delivery policy. One procedure per route, each tenant-scoped and VOLATILE
+-- (no pooler cache). Lag is the watermark arithmetic of _partition_depth (011_log_stats.sql), never
+-- recomputed here, so group lag, depth, detail and stats agree.
 --
 -- Which (group, queue) pairs exist: a group "is on" a queue when it has a consumer_groups row (a
 -- subscription record, written by pop, seek or the delivery route) or a cursor row on one of the
 -- queue's partitions (an ack or transaction may create one without registering, 005_log_ack.sql).
 --
--- Lock order (ENGINE 1.4, extended): queue rows FOR KEY SHARE in id order, then consumer_groups
--- rows in (queue_id, group) order, then log_consumers rows in (partition_id, group) order. Pop takes
--- consumer_groups before log_consumers too, and its own caught-up update skips locked rows, so these
--- writers cannot deadlock with pops; the queue-row share makes a concurrent queue delete wait.
+-- Lock order (design decision 4, extended): queue rows FOR KEY SHARE in id order, then
+-- consumer_groups rows in (queue_id, group) order, then log_consumers rows in (partition_id, group)
+-- order. Pop takes consumer_groups before log_consumers too, and its own caught-up update skips
+-- locked rows, so these writers cannot deadlock with pops; the queue-row share makes a concurrent
+-- queue delete wait.
 --
--- Seek is the only writer that lowers committed_offset (ENGINE 6.6). Every cursor move backwards
--- (seek, subscription rewrite, delete without metadata) clears consumer_groups.caught_up_at: pop's
--- caught-up check keeps an old watermark when it finds work (docs/engine.md), so without the clear
--- a wildcard pop would skip partitions idle since before it.
+-- Seek is the only writer that lowers committed_offset (design decision 14). Every cursor move
+-- backwards (seek, subscription rewrite, delete without metadata) clears
+-- consumer_groups.caught_up_at: pop's caught-up check keeps an old watermark when it finds work
+-- (docs/engine.md), so without the clear a wildcard pop would skip partitions idle since before it.
 
 -- _group_lag: one row per (group, queue, partition) for the tenant's groups (all of them, or
 -- p_group), with that group's own backlog from _partition_depth (a missing cursor row owes the
--- whole retained range, D19) and the cursor row's fields (null without a row).
+-- whole retained range, design decision 10) and the cursor row's fields (null without a row).
 -- time_lag_seconds: seconds since the createdAt of the oldest pending frame (the segment holding
 -- the effective cursor), 0 with nothing pending. STABLE. Clock: p_now decides live leases and lag.
 create or replace function queen._group_lag(p_tenant text, p_group text, p_now timestamptz)
@@ -62,7 +62,7 @@ $$;
 -- partitionsWithLag, totalLag, maxTimeLag, state, subscriptionMode, subscriptionTimestamp,
 -- subscriptionCreatedAt}. state: Stable below 300 s of lag; Lagging at or above it when the group
 -- settled something in the last 3 600 s; else Dead. subscriptionMode is null for a record written
--- by the delivery route or a seek before the group's first pop (D15).
+-- by the delivery route or a seek before the group's first pop (design decision 20).
 -- Raises nothing. VOLATILE. Clock: p_now, else the transaction's now().
 create or replace function queen.consumer_group_list_v1(p_tenant text, p_now timestamptz default null)
 returns jsonb
@@ -120,11 +120,12 @@ as $$
    where l.pending > 0 and l.time_lag_seconds >= p_min_lag_seconds
 $$;
 
--- consumer_group_detail_v1: GET /api/v1/consumer-groups/:group. An object keyed by queue name, {} for
--- an unknown group (D18): {"<queue>": {conflation, partitions:[{partition, partitionId, workerId,
--- lastConsumedAt, totalConsumed, offsetLag, timeLagSeconds, leaseActive, committedOffset|null}]}}.
--- Every partition of each queue the group is on is listed; committedOffset is null where the group
--- has no cursor row yet. Raises nothing. VOLATILE. Clock: p_now, else the transaction's now().
+-- consumer_group_detail_v1: GET /api/v1/consumer-groups/:group. An object keyed by queue name, {}
+-- for an unknown group (design decision 30): {"<queue>": {conflation, partitions:[{partition,
+-- partitionId, workerId, lastConsumedAt, totalConsumed, offsetLag, timeLagSeconds, leaseActive,
+-- committedOffset|null}]}}. Every partition of each queue the group is on is listed;
+-- committedOffset is null where the group has no cursor row yet. Raises nothing. VOLATILE. Clock:
+-- p_now, else the transaction's now().
 create or replace function queen.consumer_group_detail_v1(p_tenant text, p_group text, p_now timestamptz default null)
 returns jsonb
 language sql volatile
@@ -153,8 +154,9 @@ $$;
 -- consumer_group_delete_v1: DELETE /api/v1/consumer-groups/:group[/queues/:queue]. Removes the
 -- group's cursors and leases in every tenant queue (or in p_queue), and its consumer_groups rows
 -- when p_delete_metadata, so the next pop under that name is a first contact. Without metadata
--- deletion the subscription stays and the cursors are re-created by it (D7), which may move them
--- back: caught_up_at is cleared. An unknown group or queue deletes nothing (D18).
+-- deletion the subscription stays and the cursors are re-created by it (design decision 15), which
+-- may move them back: caught_up_at is cleared. An unknown group or queue deletes nothing
+-- (design decision 30).
 -- Returns {success, consumerGroup, deletedPartitions, metadataDeleted (a record was removed)}
 -- (+ queueName). Raises nothing. VOLATILE.
 create or replace function queen.consumer_group_delete_v1(p_tenant text, p_group text, p_queue text default null,
@@ -200,8 +202,9 @@ $$;
 
 -- consumer_group_subscription_v1: POST /api/v1/consumer-groups/:group/subscription. Rewrites the
 -- subscription instant of every consumer_groups row of the group in the tenant; the mode becomes
--- 'timestamp' so the instant governs every partition the group meets from now on (ENGINE 5.2).
--- Existing cursors do not move. Clears caught_up_at (a new partition may start below it).
+-- 'timestamp' so the instant governs every partition the group meets from now on
+-- (design decision 15). Existing cursors do not move. Clears caught_up_at (a new partition may
+-- start below it).
 -- Returns {success, consumerGroup, newTimestamp, rowsUpdated}. Raises nothing. VOLATILE.
 create or replace function queen.consumer_group_subscription_v1(p_tenant text, p_group text, p_timestamp timestamptz)
 returns jsonb
@@ -228,7 +231,8 @@ end
 $$;
 
 -- _group_seek_cursor: writes a sought cursor to a (locked) row: the new frontier, and no lease,
--- recorded completions or attempts (ENGINE 6.6). total_consumed is kept (API 5.12).
+-- recorded completions or attempts (design decision 14). total_consumed is kept: it counts what
+-- the group has consumed over its life, which a replay does not undo.
 create or replace function queen._group_seek_cursor(p_pid uuid, p_group text, p_offset bigint)
 returns void
 language sql volatile
@@ -242,12 +246,13 @@ as $$
 $$;
 
 -- consumer_group_seek_v1: POST /api/v1/consumer-groups/:group/queues/:queue/seek. Sets the group's
--- cursor on every partition of the queue, creating missing rows (D7: seek is a path that creates
--- them, and here the seek target is the initialisation): p_to_end → hw; p_timestamp → the first
--- offset whose segment was written at or after it (D9: min(base_offset) … created_at >= t), else hw.
--- It may move backwards (the only regression, ENGINE 6.6). Live leases are released, so in-flight
--- acks with the old lease id answer lease_invalid. The group is registered if it was not (its
--- subscription columns left unset for its first pop, as D15 does), and caught_up_at is cleared.
+-- cursor on every partition of the queue, creating missing rows (design decision 15: seek is a path
+-- that creates them, and here the seek target is the initialisation): p_to_end → hw; p_timestamp →
+-- the first offset whose segment was written at or after it (design decision 16: min(base_offset) …
+-- created_at >= t), else hw. It may move backwards (the only regression, design decision 14). Live
+-- leases are released, so in-flight acks with the old lease id answer lease_invalid. The group is
+-- registered if it was not (its subscription columns left unset for its first pop, as the delivery
+-- route leaves them), and caught_up_at is cleared.
 -- Returns {success, consumerGroup, queueName, seekToEnd, targetTimestamp, partitionsUpdated}, or
 -- {notFound:'queue'}. Raises nothing. VOLATILE.
 create or replace function queen.consumer_group_seek_v1(p_tenant text, p_group text, p_queue text,
@@ -339,11 +344,11 @@ begin
 end
 $$;
 
--- consumer_group_delivery_v1: POST /api/v1/consumer-groups/:group/queues/:queue/delivery (API 8).
--- Sets the group's stored delivery policy ('conflate' or 'all'). D15: writes only `delivery`; a new
--- row leaves the subscription columns unset, so the group's first pop still fixes its mode and
--- instant; an unknown queue is created as a queue-scoped pop creates it. D8: queue mode has no
--- delivery policy (QM400; the route refuses it first).
+-- consumer_group_delivery_v1: POST /api/v1/consumer-groups/:group/queues/:queue/delivery.
+-- Sets the group's stored delivery policy ('conflate' or 'all'), and only that
+-- (design decision 20): a new row leaves the subscription columns unset, so the group's first pop
+-- still fixes its mode and instant; an unknown queue is created as a queue-scoped pop creates it.
+-- Queue mode has no delivery policy (design decision 19; QM400, the route refuses it first).
 -- Returns {success, consumerGroup, queueName, conflation}. VOLATILE.
 create or replace function queen.consumer_group_delivery_v1(p_tenant text, p_group text, p_queue text, p_conflation boolean)
 returns jsonb

@@ -1,12 +1,12 @@
 -- The status routes (GET /api/v1/status, /status/queues, /status/queues/:queue and its messages,
 -- /status/analytics). The /api/v1/analytics routes, and the series helpers both use, are in
 -- 013_analytics.sql.
--- Sources, the same clocks as the resource routes (q&r, ENGINE 4):
+-- Sources, the same clocks as the resource routes (docs/resources.md, design decision 10):
 --   * counts per queue (pending, processing) come from queen.stats, as the stats lane left them,
 --     with statsAge saying how old; partitions and retained totals are live watermark arithmetic;
---   * per-queue detail is live, from _partition_depth (the one copy of ENGINE 4's arithmetic);
+--   * per-queue detail is live, from _partition_depth (the one copy of the backlog arithmetic);
 --   * series come from queen.queue_metrics, the per-minute counters the stats lane folds in
---     (ENGINE 8.1): pushed → ingested, consumed → processed, dead_lettered → deadLettered;
+--     at each pass: pushed → ingested, consumed → processed, dead_lettered → deadLettered;
 --   * DLQ counts and live leases are read live (small, indexed tables).
 -- Nothing here reads a payload; message listings read frame ids through the newest segments only.
 -- Every public function is VOLATILE (no pooler cache) and takes p_tenant first; the broker-wide
@@ -103,15 +103,15 @@ as $$
                                      'total', (select count(*) from scope)))
 $$;
 
--- status_queue_detail_v1: GET /api/v1/status/queues/:queue. Live per partition (ENGINE 4, the
--- worst cursor without a group), completed = greatest(0, total − pending − processing) (D19),
--- deadLetter = distinct dead-lettered offsets; cursor is __QUEUE_MODE__'s row (nulls and 0 when
--- queue mode never read the partition); batchesConsumed counts the rounds acks (or autoAck)
--- completed on that cursor (log_consumers.batches_consumed, migration 0003). lastActivity is
--- the latest push (head_at) or settlement (last_consumed_at of any group).
+-- status_queue_detail_v1: GET /api/v1/status/queues/:queue. Live per partition, as
+-- _partition_detail computes it (the worst cursor without a group, completed, deadLetter = distinct
+-- dead-lettered offsets, oldest); cursor is __QUEUE_MODE__'s row (nulls and 0 when queue mode never
+-- read the partition); batchesConsumed counts the rounds acks (or autoAck) completed on that cursor
+-- (log_consumers.batches_consumed, migration 0003). lastActivity is the latest push (head_at) or
+-- settlement (last_consumed_at of any group).
 -- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
 -- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}, or null for an
--- unknown queue. p_include_partitions false leaves the partitions key out (A2: queenctl and the
+-- unknown queue. p_include_partitions false leaves the partitions key out (queenctl and the
 -- clients ask for totals only); the totals are the same sums either way.
 -- Raises: nothing. VOLATILE. Clock: p_now decides which leases are live.
 -- The signature without p_include_partitions is dropped so no stray overload remains.
@@ -125,14 +125,10 @@ as $$
   with q as (
     select * from queues where tenant_id = p_tenant and name = p_queue
   ), d as (
-    select x.*, x.hw - x.log_start as total,
-           greatest(x.hw - x.log_start - x.pending - x.processing, 0) as completed,
-           (select count(distinct l.frame_offset) from log_dlq l where l.partition_id = x.partition_id) as dead_letter,
-           (select s.created_at from log_segments s where s.partition_id = x.partition_id and s.base_offset <= x.log_start
-             order by s.base_offset desc limit 1) as oldest,
+    select x.*,
            (select max(c.last_consumed_at) from log_consumers c where c.partition_id = x.partition_id) as settled_at,
            qm.total_consumed, qm.batches_consumed, qm.committed_offset
-      from q cross join lateral _partition_depth(q.id, null, coalesce(p_now, now())) x
+      from q cross join lateral _partition_detail(q.id, coalesce(p_now, now())) x
       left join log_consumers qm on qm.partition_id = x.partition_id and qm.consumer_group = '__QUEUE_MODE__'
   )
   select jsonb_build_object(
@@ -208,7 +204,7 @@ $$;
 -- the queues in scope; at most 10 000 buckets.
 -- pending is a gauge, not a counter: per queue the value of its last recorded minute in the bucket,
 -- summed over the queues; null in a bucket where the stats lane recorded no minute (an extension
--- of API 5.14's series, read by the console's pending chart; docs/status.md).
+-- of Queen's series, read by the console's pending chart; docs/status.md).
 -- Returns: {interval, timeRange:{from, to}, series:[{timestamp, ingested, processed, deadLettered,
 -- pending}], totals:{ingested, processed, deadLettered}}. Raises: QM400 when the range needs more than 10 000
 -- buckets of the interval, or the interval is not minute, hour or day. VOLATILE.

@@ -1,8 +1,8 @@
--- Broker-wide maintenance flags (API 5.15, ENGINE 2.11) and the database figures of the admin
--- analytics (API 5.14). The flags are rows of queen.system_state ('maintenance' for push,
--- 'pop_maintenance' for pop) that log_push_v1, log_transaction_v1 and log_pop_v1 read by primary
--- key inside their own call, so a change made through any replica or isolate applies from the
--- next request everywhere; nothing is cached in a process.
+-- Broker-wide maintenance flags and the database figures of the admin analytics (docs/status.md).
+-- The flags are rows of queen.system_state ('maintenance' for push, 'pop_maintenance' for pop) that
+-- log_push_v1, log_transaction_v1 and log_pop_v1 read by primary key inside their own call, so a
+-- change made through any replica or isolate applies from the next request everywhere; nothing is
+-- cached in a process.
 
 -- system_maintenance_v1: both flags as booleans (a missing or non-boolean row reads as off, as the
 -- push and pop procedures read it).
@@ -41,9 +41,9 @@ end
 $$;
 
 -- system_postgres_stats_v1: GET /api/v1/analytics/postgres-stats (admin; broker-wide, so no
--- tenant). Connection counts are this database's client backends only (as D4 counts them), the
--- cache-hit ratio and deadlocks come from pg_stat_database for this database; cacheHitRatio is null
--- before any block was read.
+-- tenant). Connection counts are this database's client backends only (as safeTime counts them,
+-- design decision 32), the cache-hit ratio and deadlocks come from pg_stat_database for this
+-- database; cacheHitRatio is null before any block was read.
 -- Returns: {databaseSizeBytes, connections:{total, active, idle, idleInTransaction}, cacheHitRatio,
 -- deadlocks, serverVersion}. Raises: nothing. VOLATILE.
 create or replace function queen.system_postgres_stats_v1()
@@ -71,10 +71,10 @@ as $$
     'serverVersion', current_setting('server_version'))
 $$;
 
--- metrics_cluster_v1: the cluster series of GET /metrics/prometheus (API 5.3), across every tenant
--- (a broker-wide read: the route decides who may see per-queue series, D23). Reads partition
--- watermarks, cursors, queen.stats and log_dlq, never log_segments. With p_per_queue false only the
--- broker-wide figures are computed.
+-- metrics_cluster_v1: the cluster series of GET /metrics/prometheus, across every tenant (a
+-- broker-wide read: the route decides who may see per-queue series, design decision 41). Reads
+-- partition watermarks, cursors, queen.stats and log_dlq, never log_segments. With p_per_queue
+-- false only the broker-wide figures are computed.
 -- Returns: {maintenance:{push, pop}, statsAge, queues:[{tenant, queue, pending, processing,
 -- partitions, appended, retainedBytes, dlqDepth}], groups:[{tenant, queue, group, lag}]}.
 -- pending/processing are the stats lane's (the resources list's source); appended = Σ hw (every

@@ -1,5 +1,5 @@
--- Admin retry and move-to-DLQ of one message (SDK-SURFACE A3), by (partition, transactionId) or by
--- transactionId alone. docs/admin-messages.md explains the retry strategy and its limits.
+-- Admin retry and move-to-DLQ of one message (design decision 44), by (partition, transactionId) or
+-- by transactionId alone. docs/admin-messages.md explains the retry strategy and its limits.
 --
 -- Cursor rows are read whole under their lock and written back with _log_consumer_write, as acks do.
 -- Refusals are results, not raises: {refused:<code>, ...}; the route maps each code to its status
@@ -21,7 +21,7 @@ as $$
    order by q.name, p.name
 $$;
 
--- message_dlq_v1: POST /api/v1/messages[/:partitionId]/:transactionId/dlq (A3). Dead-letters the
+-- message_dlq_v1: POST /api/v1/messages[/:partitionId]/:transactionId/dlq. Dead-letters the
 -- newest retained frame of the key for consumer group p_group (queue mode by default) with
 -- reason p_error, and settles that frame for the group so it is not delivered to it again (its
 -- other groups are untouched). With p_partition_id null the key is looked up across the tenant's
@@ -93,7 +93,7 @@ begin
 end
 $$;
 
--- message_retry_v1: POST /api/v1/messages[/:partitionId]/:transactionId/retry (A3). Re-delivers a
+-- message_retry_v1: POST /api/v1/messages[/:partitionId]/:transactionId/retry. Re-delivers a
 -- dead-lettered message to the consumer group that dead-lettered it and removes that DLQ row.
 -- p_group picks the group when several dead-lettered the key; with p_partition_id null the DLQ
 -- rows of the key are looked up across the tenant's partitions. Of several rows of one
@@ -170,7 +170,7 @@ begin
   if not found then
     return jsonb_build_object('refused', 'message_not_found');  -- its partition is gone
   end if;
-  -- The allocator lock before any cursor lock (ENGINE 1.4), as the repush below takes it again.
+  -- The allocator lock before any cursor lock (design decision 4), as the repush below takes it again.
   perform 1 from log_partitions where id = v_dlq.partition_id for no key update;
   select (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate') into v_conflate
     from consumer_groups g where g.queue_id = v_dlq.queue_id and g.consumer_group = v_dlq.consumer_group;

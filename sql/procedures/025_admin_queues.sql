@@ -2,16 +2,16 @@
 -- partition by advancing its log start, and the partition listing with depth (the last two are
 -- admin routes Queen's clients call beyond the original route table).
 
--- queue_clear_v1: DELETE /api/v1/queues/:queue/clear[?partition=] (admin, A1). Removes every
--- retained frame of each partition in scope with retention's delete-and-advance
+-- queue_clear_v1: DELETE /api/v1/queues/:queue/clear[?partition=] (admin, design decision 44).
+-- Removes every retained frame of each partition in scope with retention's delete-and-advance
 -- (_log_delete_and_advance, 017_retention.sql): segments go, log_start moves to last_offset + 1, so
--- offsets never get a hole, the next push continues the sequence, and every cursor stays valid
--- (pop and ack rebase a cursor below log_start, ENGINE 7.1). DLQ rows are copies and are kept; the
--- dedup hashes are kept too (a repeat push inside its window still reports the original).
--- count is the number of retained, undeleted frames removed.
+-- offsets never get a hole, the next push continues the sequence, and every cursor stays valid (pop
+-- and ack rebase a cursor below log_start, design decision 11). DLQ rows are copies and are kept;
+-- the dedup hashes are kept too (a repeat push inside its window still reports the original). count
+-- is the number of retained, undeleted frames removed.
 -- Returns: {cleared:true, count, queue, partition:<name>|"all"}, or {notFound:'queue'|'partition'}.
 -- Raises: nothing of its own. Concurrency: each partition's allocator row is locked FOR NO KEY
--- UPDATE in id order (ENGINE 1.4), waiting for a push in flight, so the lock held makes the
+-- UPDATE in id order (design decision 4), waiting for a push in flight, so the lock held makes the
 -- helper's SKIP LOCKED find its own row; a push after the clear lands above the new log start.
 create or replace function queen.queue_clear_v1(p_tenant text, p_queue text, p_partition text default null)
 returns jsonb
@@ -51,12 +51,12 @@ begin
 end
 $$;
 
--- partition_list_v1: GET /api/v1/resources/partitions (A2), the older Node server's shape. One
--- page of the tenant's partitions (of one queue when p_filter.queue is set; an unknown queue is an
--- empty page, D18), ordered by queue then partition name, with depth = pending and processing of
--- the worst cursor among the queue's registered groups (_partition_depth, the status detail's
--- numbers) and total = retained frames (hw − log_start). minDepth keeps partitions whose depth is
--- at least that. p_filter {queue?, minDepth, limit, offset}.
+-- partition_list_v1: GET /api/v1/resources/partitions, the older Node server's shape. One page of
+-- the tenant's partitions (of one queue when p_filter.queue is set; an unknown queue is an empty
+-- page, design decision 30), ordered by queue then partition name, with depth = pending and
+-- processing of the worst cursor among the queue's registered groups (_partition_depth, the status
+-- detail's numbers) and total = retained frames (hw − log_start). minDepth keeps partitions whose
+-- depth is at least that. p_filter {queue?, minDepth, limit, offset}.
 -- Returns: {partitions:[{id, name, queue, namespace, task, queuePriority, createdAt, depth,
 -- processing, total}], pagination:{limit, offset, total}}. Raises: nothing. VOLATILE (no pooler
 -- cache). Cost: every partition of the queues in scope (index-only arithmetic, no segments).

@@ -50,11 +50,11 @@ end
 $$;
 
 -- sink_commit_v1: the only writer of the pointer s3:<sink>:<queue>:committed on the sink's behalf.
--- Writes {"windowEnd": p_window_end} (D2, the text verbatim: the engine names its manifest with the
--- same string) only while p_token holds a live lease, and never moves the pointer backwards, so a
--- stalled process that lost its lease cannot undo the work of the one that took over. Renews the
--- lease and merges p_summary into the row's progress (what the console shows); its "frames" is
--- added to the running total framesArchived.
+-- Writes {"windowEnd": p_window_end} (design decision 31, the text verbatim: the engine names its
+-- manifest with the same string) only while p_token holds a live lease, and never moves the pointer
+-- backwards, so a stalled process that lost its lease cannot undo the work of the one that took
+-- over. Renews the lease and merges p_summary into the row's progress (what the console shows); its
+-- "frames" is added to the running total framesArchived.
 -- Returns: {"committed": bool, "reason": null | "lease_lost" | "behind", "windowEnd": the pointer
 -- after the call}. Raises: QM400 when p_window_end is not an ISO-8601 instant with a zone.
 create or replace function queen.sink_commit_v1(

@@ -47,6 +47,41 @@ begin
 end
 $$;
 
+-- _placement_lock: the first step of every directory write, in the one order two writers take
+-- them: the directory row (bumping its version), then the tenant's row. Returns the tenant's row as
+-- it stands, with version set to the new one the write must carry; for a tenant without a row only
+-- tenant_id and version are set. Raises nothing.
+create or replace function queen._placement_lock(p_tenant text)
+returns queen.placements
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_version bigint := _placement_bump();
+  v_row placements;
+begin
+  select * into v_row from placements where tenant_id = p_tenant for update;
+  v_row.tenant_id := p_tenant;
+  v_row.version := v_version;
+  return v_row;
+end
+$$;
+
+-- _placement_store: writes a tenant's directory row (database, state, moving_to, version) stamped
+-- p_now, under the locks _placement_lock took. Returns the row's wire shape. Raises nothing.
+create or replace function queen._placement_store(p_row queen.placements, p_now timestamptz)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  insert into placements as p (tenant_id, database, state, moving_to, version, updated_at)
+  values (p_row.tenant_id, p_row.database, p_row.state, p_row.moving_to, p_row.version, p_now)
+  on conflict (tenant_id) do update
+     set database = excluded.database, state = excluded.state, moving_to = excluded.moving_to,
+         version = excluded.version, updated_at = excluded.updated_at
+  returning _placement_json(p)
+$$;
+
 -- placement_set_v1: places a tenant on a database by name (the broker checks the name against its
 -- configuration first; the directory does not know the map). Placing does not move data: it is for
 -- tenants that have none yet (docs/placement.md). Returns the row. Raises QM409 while the tenant is
@@ -59,18 +94,15 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_version bigint := _placement_bump();
-  v_row placements;
+  v_row placements := _placement_lock(p_tenant);
 begin
-  select * into v_row from placements where tenant_id = p_tenant for update;
-  if found and v_row.state = 'moving' and not p_force then
+  if v_row.state = 'moving' and not p_force then
     raise exception using errcode = 'QM409', message = 'tenant is being moved; retry when the move has finished';
   end if;
-  insert into placements (tenant_id, database, state, moving_to, version, updated_at)
-  values (p_tenant, p_database, 'placed', null, v_version, v_now)
-  on conflict (tenant_id) do update set database = excluded.database, state = 'placed', moving_to = null, version = excluded.version, updated_at = excluded.updated_at
-  returning * into v_row;
-  return _placement_json(v_row);
+  v_row.database := p_database;
+  v_row.state := 'placed';
+  v_row.moving_to := null;
+  return _placement_store(v_row, v_now);
 end
 $$;
 
@@ -85,21 +117,18 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_version bigint := _placement_bump();
-  v_row placements;
+  v_row placements := _placement_lock(p_tenant);
 begin
-  select * into v_row from placements where tenant_id = p_tenant for update;
-  if found and v_row.state = 'moving' then
+  if v_row.state = 'moving' then
     raise exception using errcode = 'QM409', message = 'tenant is already being moved';
   end if;
   if coalesce(v_row.database, 'default') <> p_from then
     raise exception using errcode = 'QM409', message = 'tenant placement changed; retry the move';
   end if;
-  insert into placements (tenant_id, database, state, moving_to, version, updated_at)
-  values (p_tenant, p_from, 'moving', p_to, v_version, v_now)
-  on conflict (tenant_id) do update set state = 'moving', moving_to = p_to, version = excluded.version, updated_at = excluded.updated_at
-  returning * into v_row;
-  return _placement_json(v_row);
+  v_row.database := p_from;
+  v_row.state := 'moving';
+  v_row.moving_to := p_to;
+  return _placement_store(v_row, v_now);
 end
 $$;
 
@@ -114,16 +143,15 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_version bigint := _placement_bump();
-  v_row placements;
+  v_row placements := _placement_lock(p_tenant);
 begin
-  update placements set database = p_database, state = 'placed', moving_to = null, version = v_version, updated_at = v_now
-   where tenant_id = p_tenant and state = 'moving'
-  returning * into v_row;
-  if not found then
+  if v_row.state is distinct from 'moving' then
     raise exception using errcode = 'QM409', message = 'tenant is not being moved';
   end if;
-  return _placement_json(v_row);
+  v_row.database := p_database;
+  v_row.state := 'placed';
+  v_row.moving_to := null;
+  return _placement_store(v_row, v_now);
 end
 $$;
 

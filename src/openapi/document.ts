@@ -1,7 +1,7 @@
 // Builds the OpenAPI 3.1 document from the route registry: every path, method, role set and input
 // schema comes from the same RouteSpec objects the router mounts and validates with, so the document
 // cannot describe a route that differs from the one served. Success bodies are not modelled (the
-// procedures' JSON is passed through; API.md describes each), only the error envelope.
+// procedures' JSON is passed through; the pages of docs/ describe each), only the error envelope.
 import { isSkipped, parseSkipPaths } from '../http/skip-paths.js'
 import type { RouteSpec } from '../http/route.js'
 import { ERROR_RESPONSES, ERROR_SCHEMA, errorResponses } from './errors.js'
@@ -58,7 +58,7 @@ function parameters(spec: RouteSpec, tenancyHeader: string | undefined): JsonSch
       name: tenancyHeader,
       in: 'header',
       required: true,
-      description: 'The tenant (QUEEN_TENANCY_HEADER, API.md §4): 1-128 characters of A-Z a-z 0-9 . _ -',
+      description: 'The tenant (QUEEN_TENANCY_HEADER, docs/tenancy.md): 1-128 characters of A-Z a-z 0-9 . _ -',
       schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
     })
   }
@@ -81,7 +81,7 @@ function operation(spec: RouteSpec, options: DocumentOptions, skip: ReturnType<t
     tags: [tagOf(spec.path)],
     parameters: parameters(spec, options.tenancyHeader),
     ...(body ? { requestBody: body } : {}),
-    responses: { '2XX': { description: 'Success; the body is described in API.md for this route.' }, ...errorResponses(spec) },
+    responses: { '2XX': { description: 'Success; the body is described in docs/ for this route (docs/quickstart-curl.md shows a real answer of each).' }, ...errorResponses(spec) },
     // A skipped path needs no token (the empty requirement); every other route needs a bearer JWT
     // when JWT_ENABLED is on.
     security: open ? [{}, { bearer: [] }] : [{ bearer: [] }],

@@ -1,10 +1,11 @@
-// API.md §2.1's error envelope and the statuses every route can answer with, as OpenAPI components.
-// The codes listed are the envelope's; which of them a given route produces is in API.md.
+// The error envelope (design decision 37) and the statuses every route can answer with, as OpenAPI
+// components. The codes listed are the envelope's; which of them a given route produces is in the
+// route's page of docs/.
 import type { RouteSpec } from '../http/route.js'
 
 export const ERROR_SCHEMA = {
   type: 'object',
-  description: 'The one error envelope (API.md §2.1): flat, because clients read `error` as a string and key on `code`.',
+  description: 'The one error envelope (docs/design.md#37): flat, because clients read `error` as a string and key on `code`.',
   required: ['error', 'code'],
   properties: {
     error: { type: 'string', description: "Human-readable; keeps Queen's text wherever Queen had one." },
