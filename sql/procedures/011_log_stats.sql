@@ -407,3 +407,16 @@ begin
                             'next', case when p_tenant is null and v_count >= greatest(p_limit, 1) then v_last end);
 end
 $$;
+
+-- log_stats_refresh_v1: POST /api/v1/stats/refresh, every queue of one tenant at once (the lane's
+-- step above with p_tenant, without the lane's claim), so the route calls a procedure about its
+-- own tenant rather than a broker-wide step with a tenant filled in.
+-- Returns: {"processed": n, "next": null}. Raises: nothing (the step's lock_timeout backstop).
+-- Clock: p_now (default the step's clock_timestamp()).
+create or replace function queen.log_stats_refresh_v1(p_tenant text, p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  select log_stats_refresh_step_v1(p_tenant => p_tenant, p_now => p_now)
+$$;

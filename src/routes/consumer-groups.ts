@@ -65,13 +65,13 @@ function deleteGroupRoute(path: string, summary: string, params: typeof groupPar
   return route(
     { method: 'DELETE', path, summary, roles: ROLE_SETS.A, tenant: 'required', body: 'none', request: { params, query: deleteQuery } },
     async (c, input) =>
-      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), ...input.params, deleteMetadata: input.query.deleteMetadata })),
+      c.json(await c.get('db').call('consumer_group_delete_v1', { ...input.params, deleteMetadata: input.query.deleteMetadata })),
   )
 }
 
 export const consumerGroupRoutes = [
   route({ method: 'GET', path: '/api/v1/consumer-groups', summary: 'Consumer groups with their queues and lag', ...read }, async (c) =>
-    c.json(await c.get('db').call('consumer_group_list_v1', { tenant: c.get('tenant') })),
+    c.json(await c.get('db').call('consumer_group_list_v1', {})),
   ),
   // Literal before /:group (API §3.6): a group named "lagging" has no detail view.
   route(
@@ -82,10 +82,10 @@ export const consumerGroupRoutes = [
       ...read,
       request: { query: z.object({ minLagSeconds: qInt(3600, 0, Number.MAX_SAFE_INTEGER) }) },
     },
-    async (c, { query }) => c.json(await c.get('db').call('consumer_group_lagging_v1', { tenant: c.get('tenant'), minLagSeconds: query.minLagSeconds })),
+    async (c, { query }) => c.json(await c.get('db').call('consumer_group_lagging_v1', { minLagSeconds: query.minLagSeconds })),
   ),
   route({ method: 'GET', path: '/api/v1/consumer-groups/:group', summary: "One consumer group's cursors per queue", ...read, request: { params: groupParams } }, async (c, { params }) =>
-    c.json(await c.get('db').call('consumer_group_detail_v1', { tenant: c.get('tenant'), group: params.group })),
+    c.json(await c.get('db').call('consumer_group_detail_v1', { group: params.group })),
   ),
   deleteGroupRoute('/api/v1/consumer-groups/:group', 'Delete a consumer group on every queue', groupParams),
   deleteGroupRoute('/api/v1/consumer-groups/:group/queues/:queue', 'Delete a consumer group on one queue', groupQueueParams),
@@ -99,7 +99,7 @@ export const consumerGroupRoutes = [
       request: { params: groupParams, body: subscriptionBody },
     },
     async (c, { params, body }) =>
-      c.json(await c.get('db').call('consumer_group_subscription_v1', { tenant: c.get('tenant'), group: params.group, timestamp: body.subscriptionTimestamp })),
+      c.json(await c.get('db').call('consumer_group_subscription_v1', { group: params.group, timestamp: body.subscriptionTimestamp })),
   ),
   route(
     {
@@ -110,7 +110,7 @@ export const consumerGroupRoutes = [
       body: 'required',
       request: { params: groupQueueParams, body: seekBody },
     },
-    async (c, { params, body }) => c.json(notFound(await c.get('db').call('consumer_group_seek_v1', { tenant: c.get('tenant'), ...params, ...body }))),
+    async (c, { params, body }) => c.json(notFound(await c.get('db').call('consumer_group_seek_v1', { ...params, ...body }))),
   ),
   route(
     {
@@ -121,7 +121,7 @@ export const consumerGroupRoutes = [
       body: 'optional',
       request: { params: partitionParams },
     },
-    async (c, { params }) => c.json(notFound(await c.get('db').call('consumer_group_partition_seek_v1', { tenant: c.get('tenant'), ...params }))),
+    async (c, { params }) => c.json(notFound(await c.get('db').call('consumer_group_partition_seek_v1', { ...params }))),
   ),
   route(
     {
@@ -134,7 +134,7 @@ export const consumerGroupRoutes = [
     },
     async (c, { params, body }) => {
       if (params.group === QUEUE_MODE) throw badRequest('delivery applies to named consumer groups only')
-      return c.json(await c.get('db').call('consumer_group_delivery_v1', { tenant: c.get('tenant'), ...params, conflation: body.conflation }))
+      return c.json(await c.get('db').call('consumer_group_delivery_v1', { ...params, conflation: body.conflation }))
     },
   ),
 ]

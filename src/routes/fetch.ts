@@ -31,7 +31,7 @@ export const fetchRoutes = [
       request: { body: fetchBody },
     },
     async (c, { body }) => {
-      const result = await c.get('db').call('log_fetch_v1', { tenant: c.get('tenant'), entries: body.entries })
+      const result = await c.get('db').call('log_fetch_v1', { entries: body.entries })
       const entries = await Promise.all(
         result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.get('config'), entry.frames) } : entry)),
       )

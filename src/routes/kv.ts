@@ -31,14 +31,14 @@ const kv = { tenant: 'required', request: { params: keyParams } } as const
 export const kvRoutes = [
   route(
     { method: 'PUT', path: '/api/v1/kv/:key', summary: 'Store a JSON value under a key', roles: ROLE_SETS.RW_A, body: 'required', ...kv, request: { params: keyParams, body: putBody } },
-    async (c, { params, body }) => c.json(await c.get('db').call('kv_put_v1', { tenant: c.get('tenant'), key: params.key, value: body.value ?? null })),
+    async (c, { params, body }) => c.json(await c.get('db').call('kv_put_v1', { key: params.key, value: body.value ?? null })),
   ),
   route({ method: 'GET', path: '/api/v1/kv/:key', summary: 'Read the value stored under a key', roles: ROLE_SETS.R_RW_A, body: 'none', ...kv }, async (c, { params }) => {
-    const entry = await c.get('db').call('kv_get_v1', { tenant: c.get('tenant'), key: params.key })
+    const entry = await c.get('db').call('kv_get_v1', { key: params.key })
     if (!entry) throw keyNotFound()
     return c.json(entry)
   }),
   route({ method: 'DELETE', path: '/api/v1/kv/:key', summary: 'Delete a key', roles: ROLE_SETS.A, body: 'none', ...kv }, async (c, { params }) =>
-    c.json(await c.get('db').call('kv_delete_v1', { tenant: c.get('tenant'), key: params.key })),
+    c.json(await c.get('db').call('kv_delete_v1', { key: params.key })),
   ),
 ]

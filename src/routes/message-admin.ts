@@ -49,7 +49,7 @@ function retryRoute(path: string, summary: string) {
   return route({ method: 'POST', path, summary, ...action, request: { query: actionQuery, body: retryBody } }, async (c, { params, query, body }) => {
     const partitionId = partitionOf(params)
     const group = query.consumerGroup ?? body.consumerGroup
-    const result = await c.get('db').call('message_retry_v1', { tenant: c.get('tenant'), partitionId, transactionId: params.transactionId!, group })
+    const result = await c.get('db').call('message_retry_v1', { partitionId, transactionId: params.transactionId!, group })
     return c.json(refusedOr(result))
   })
 }
@@ -58,7 +58,7 @@ function dlqRoute(path: string, summary: string) {
   return route({ method: 'POST', path, summary, ...action, request: { query: actionQuery, body: dlqBody } }, async (c, { params, query, body }) => {
     const partitionId = partitionOf(params)
     const group = query.consumerGroup ?? body.consumerGroup
-    const result = await c.get('db').call('message_dlq_v1', { tenant: c.get('tenant'), partitionId, transactionId: params.transactionId!, group, error: body.error })
+    const result = await c.get('db').call('message_dlq_v1', { partitionId, transactionId: params.transactionId!, group, error: body.error })
     return c.json(refusedOr(result))
   })
 }

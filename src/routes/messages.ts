@@ -44,14 +44,14 @@ export const messageRoutes = [
         from: query.from ?? new Date(now - HOUR_MS).toISOString(),
         to: query.to ?? new Date(now).toISOString(),
       }
-      return c.json(await c.get('db').call('log_messages_v1', { tenant: c.get('tenant'), filter }))
+      return c.json(await c.get('db').call('log_messages_v1', { filter }))
     },
   ),
 
   route({ method: 'GET', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'One message with its payload', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c, { params }) => {
     const { wellFormed, ...key } = keyOf(params)
     if (!wellFormed) throw messageNotFound()
-    const message = await c.get('db').call('log_message_v1', { tenant: c.get('tenant'), ...key })
+    const message = await c.get('db').call('log_message_v1', { ...key })
     if (!message) throw messageNotFound()
     const { isEncrypted, payload, ...rest } = message
     const [opened] = await reveal(c.get('config'), [{ enc: isEncrypted, data: payload }])
@@ -62,6 +62,6 @@ export const messageRoutes = [
     const { wellFormed, ...key } = keyOf(params)
     // A malformed id deletes nothing, like an unknown one: the cleanup idiom answers 200.
     if (!wellFormed) return c.json({ success: false, ...key, deleted: 0, message: 'Message not found' })
-    return c.json(await c.get('db').call('log_message_delete_v1', { tenant: c.get('tenant'), ...key }))
+    return c.json(await c.get('db').call('log_message_delete_v1', { ...key }))
   }),
 ]

@@ -29,6 +29,6 @@ export const partitionsRoutes = [
       body: 'required',
       request: { body: changedBody },
     },
-    async (c, { body }) => c.json(await c.get('db').call('log_partitions_changed_v1', { tenant: c.get('tenant'), entries: body.entries })),
+    async (c, { body }) => c.json(await c.get('db').call('log_partitions_changed_v1', { entries: body.entries })),
   ),
 ]

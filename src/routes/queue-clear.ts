@@ -12,7 +12,7 @@ export const queueClearRoutes = [
   route(
     { method: 'DELETE', path: '/api/v1/queues/:queue/clear', summary: 'Remove every retained message of a queue or one partition', roles: ROLE_SETS.A, tenant: 'required', body: 'none', request: { query: clearQuery } },
     async (c, { params, query }) => {
-      const result = await c.get('db').call('queue_clear_v1', { tenant: c.get('tenant'), queue: params.queue!, partition: query.partition })
+      const result = await c.get('db').call('queue_clear_v1', { queue: params.queue!, partition: query.partition })
       if (result.notFound === 'queue') throw new HttpError(404, 'queue_not_found', 'Queue not found')
       if (result.notFound === 'partition') throw new HttpError(404, 'partition_not_found', 'Partition not found')
       return c.json(result)

@@ -96,7 +96,7 @@ export const traceRoutes = [
     async (c, { body }) => {
       // A malformed id names no partition: not found (API §2.2 rule 1), and never a SQL cast error.
       if (!isUuid(body.partitionId)) throw messageNotFound()
-      const created = await c.get('db').call('trace_create_v1', { tenant: c.get('tenant'), ...body })
+      const created = await c.get('db').call('trace_create_v1', { ...body })
       if (created === null) throw messageNotFound()
       return c.json({ success: true, traceId: created.traceId }, 201)
     },
@@ -106,7 +106,7 @@ export const traceRoutes = [
     { method: 'GET', path: '/api/v1/traces/names', summary: 'Trace names in use, paged', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none', request: { query: pageQuery(50) } },
     async (c, { query }) => {
       const { limit, offset } = query
-      const result = await c.get('db').call('trace_names_v1', { tenant: c.get('tenant'), limit, offset })
+      const result = await c.get('db').call('trace_names_v1', { limit, offset })
       return c.json({ trace_names: result.trace_names, total: result.total, pagination: { limit, offset } })
     },
   ),
@@ -122,7 +122,7 @@ export const traceRoutes = [
     },
     async (c, { params, query }) => {
       const { limit, offset } = query
-      const result = await c.get('db').call('trace_by_name_v1', { tenant: c.get('tenant'), name: params.name, limit, offset })
+      const result = await c.get('db').call('trace_by_name_v1', { name: params.name, limit, offset })
       const payloads = await reveal(
         c.get('config'),
         result.traces.map((t) => ({ enc: t.enc, data: t.message_payload })),
@@ -146,7 +146,7 @@ export const traceRoutes = [
     async (c, { params }) => {
       // A malformed id can have no traces: the empty list an unknown key gets, without a SQL cast.
       if (!isUuid(params.partitionId)) return c.json({ traces: [] })
-      return c.json(await c.get('db').call('trace_list_v1', { tenant: c.get('tenant'), ...params }))
+      return c.json(await c.get('db').call('trace_list_v1', { ...params }))
     },
   ),
 ]
