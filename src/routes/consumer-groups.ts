@@ -3,7 +3,7 @@
 // may be :group, except on the delivery route (D8). An unknown group answers 200 with zero counts or
 // {} (D18); only the seek routes need their queue (and partition) to exist.
 import { z } from 'zod'
-import { HttpError, badRequest } from '../errors.js'
+import { badRequest } from '../errors.js'
 import { instant, instantOf, qBool, qInt } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'
@@ -53,12 +53,6 @@ export const seekBody = worded(
 )
 
 export const deliveryBody = worded(z.object({ conflation: z.boolean({ error: 'conflation must be true or false' }) }), sentence)
-
-function notFound(result: Record<string, unknown>): Record<string, unknown> {
-  if (result.notFound === 'queue') throw new HttpError(404, 'queue_not_found', 'Queue not found')
-  if (result.notFound === 'partition') throw new HttpError(404, 'partition_not_found', 'Partition not found')
-  return result
-}
 
 // Both deletes are the same call: without :queue in the path the procedure acts on every queue.
 function deleteGroupRoute(path: string, summary: string, params: typeof groupParams | typeof groupQueueParams) {
@@ -110,7 +104,7 @@ export const consumerGroupRoutes = [
       body: 'required',
       request: { params: groupQueueParams, body: seekBody },
     },
-    async (c, { params, body }) => c.json(notFound(await c.get('db').call('consumer_group_seek_v1', { ...params, ...body }))),
+    async (c, { params, body }) => c.json(await c.get('db').call('consumer_group_seek_v1', { ...params, ...body })),
   ),
   route(
     {
@@ -121,7 +115,7 @@ export const consumerGroupRoutes = [
       body: 'optional',
       request: { params: partitionParams },
     },
-    async (c, { params }) => c.json(notFound(await c.get('db').call('consumer_group_partition_seek_v1', { ...params }))),
+    async (c, { params }) => c.json(await c.get('db').call('consumer_group_partition_seek_v1', params)),
   ),
   route(
     {

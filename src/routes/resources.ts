@@ -2,12 +2,10 @@
 // and the partition listing (SDK-SURFACE A2). Each is one procedure call whose JSON is passed
 // through; reads are read-only, delete is admin. Literal paths first (API 3.6).
 import { z } from 'zod'
-import { HttpError } from '../errors.js'
 import { INT_MAX, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { chunkStream, listingBody } from '../queues/listing-cache.js'
 
-const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 // ?stats=cached: serve queen.stats as it stands, nothing computed per call (metering pollers).
 const queuesQuery = z.object({ stats: qOneOf(['live', 'cached']).default('live') })
@@ -43,16 +41,13 @@ export const resourceRoutes = [
     if (body.gzip) headers['content-encoding'] = 'gzip'
     return c.body(chunkStream(body.chunks), 200, headers)
   }),
-  route({ method: 'GET', path: '/api/v1/resources/queues/:queue', summary: 'One queue: options, partitions and counts', ...read }, async (c, { params }) => {
-    const detail = await c.get('db').call('log_queue_detail_v1', { queue: params.queue! })
-    if (!detail) throw queueNotFound()
-    return c.json(detail)
-  }),
-  route({ method: 'GET', path: '/api/v1/resources/queues/:queue/depth', summary: "A queue's depth, for one consumer group or the worst", ...read, request: { query: depthQuery } }, async (c, { params, query }) => {
-    const depth = await c.get('db').call('log_queue_depth_v1', { queue: params.queue!, group: query.group })
-    if (!depth) throw queueNotFound()
-    return c.json(depth)
-  }),
+  // An unknown queue is the procedure's 404 queue_not_found, here and on depth.
+  route({ method: 'GET', path: '/api/v1/resources/queues/:queue', summary: 'One queue: options, partitions and counts', ...read }, async (c, { params }) =>
+    c.json(await c.get('db').call('log_queue_detail_v1', { queue: params.queue! })),
+  ),
+  route({ method: 'GET', path: '/api/v1/resources/queues/:queue/depth', summary: "A queue's depth, for one consumer group or the worst", ...read, request: { query: depthQuery } }, async (c, { params, query }) =>
+    c.json(await c.get('db').call('log_queue_depth_v1', { queue: params.queue!, group: query.group })),
+  ),
   // 200 with a body both ways, never 204 or 404: SDKs read res.deleted, and delete-before-create is
   // their cleanup idiom.
   route({ method: 'DELETE', path: '/api/v1/resources/queues/:queue', summary: 'Delete a queue and everything in it', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c, { params }) =>

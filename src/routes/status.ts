@@ -4,7 +4,6 @@
 // /status/buffers is process-local: this broker has no push buffer, so its zeros are true.
 import { z } from 'zod'
 import type { StatusFilter } from '../db/procedures.js'
-import { HttpError } from '../errors.js'
 import { qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { timeRange, timeRangeShape } from '../http/time-range.js'
@@ -12,7 +11,6 @@ import { timeRange, timeRangeShape } from '../http/time-range.js'
 const PING_TIMEOUT_MS = 2000
 const INTERVALS = ['minute', 'hour', 'day'] as const
 
-const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 
 /** The time range plus the queue, namespace and task filters the status reads share. */
@@ -48,14 +46,10 @@ export const statusRoutes = [
     }
     return c.json({ pending: 0, failed: 0, dbHealthy, worker: c.get('metrics').instance, note: 'no local push buffer' })
   }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params, query }) => {
-    const detail = await c.get('db').call('status_queue_detail_v1', { queue: params.queue!, includePartitions: query.includePartitions })
-    if (!detail) throw queueNotFound()
-    return c.json(detail)
-  }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue/messages', summary: "A queue's recent messages, paged", ...read, request: { query: pageQuery } }, async (c, { params, query }) => {
-    const messages = await c.get('db').call('status_queue_messages_v1', { queue: params.queue!, ...query })
-    if (!messages) throw queueNotFound()
-    return c.json(messages)
-  }),
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params, query }) =>
+    c.json(await c.get('db').call('status_queue_detail_v1', { queue: params.queue!, includePartitions: query.includePartitions })),
+  ),
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue/messages', summary: "A queue's recent messages, paged", ...read, request: { query: pageQuery } }, async (c, { params, query }) =>
+    c.json(await c.get('db').call('status_queue_messages_v1', { queue: params.queue!, ...query })),
+  ),
 ]

@@ -57,16 +57,16 @@ const listedQueue = z.object({
 })
 
 export const statsFamily = defineFamily({
-  /** Live backlog of a queue by watermark arithmetic, for one group or the worst; null for an unknown queue. */
+  /** Live backlog of a queue by watermark arithmetic, for one group or the worst; QM404 for an unknown queue. */
   log_queue_depth_v1: tenantScoped<{ tenant: string; queue: string; group?: string; now?: Date }>({
     tenant: 'text',
     queue: 'text',
     group: 'text',
     now: 'timestamptz',
-  }).returns(verbatim(queueDepth.nullable())),
-  /** One queue in detail: its 21 options, per-partition stats, totals; null for an unknown queue. */
+  }).returns(verbatim(queueDepth)),
+  /** One queue in detail: its 21 options, per-partition stats, totals; QM404 for an unknown queue. */
   log_queue_detail_v1: tenantScoped<{ tenant: string; queue: string; now?: Date }>({ tenant: 'text', queue: 'text', now: 'timestamptz' }).returns(
-    verbatim(queueDetail.nullable()),
+    verbatim(queueDetail),
   ),
   /** The tenant's queues: live watermarks plus the lanes' cached numbers, or cached only. */
   log_queue_stats_all_v1: tenantScoped<{ tenant: string; cached: boolean; now?: Date }>({ tenant: 'text', cached: 'boolean', now: 'timestamptz' }).returns(
