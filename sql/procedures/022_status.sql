@@ -111,8 +111,8 @@ $$;
 -- the latest push (head_at) or settlement (last_consumed_at of any group).
 -- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
 -- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}.
--- p_include_partitions false leaves the partitions key out (A2: queenctl and the
--- clients ask for totals only); the totals are the same sums either way.
+-- p_include_partitions false leaves the partitions key out (queenctl and the clients ask for
+-- totals only); the totals are the same sums either way.
 -- Raises: QM404 for an unknown queue. VOLATILE. Clock: p_now decides which leases are live.
 -- The signature without p_include_partitions is dropped so no stray overload remains.
 drop function if exists queen.status_queue_detail_v1(text, text, timestamptz);

@@ -18,7 +18,7 @@ const action = { roles: ROLE_SETS.RW_A, tenant: 'required', body: 'optional' } a
 
 // The procedures refuse what they cannot do, each refusal with its SQLSTATE (404 message or group
 // not found, 409 not or already in the DLQ, or an ambiguous key): src/errors.ts answers them, so a
-// refusal is never a 5xx. A partition id that is not a UUID names no message (API 2.2 rule 1);
+// refusal is never a 5xx. A partition id that is not a UUID names no message (docs/design.md decision 37);
 // null (the one-parameter form) has the procedure look the key up.
 function retryRoute(path: string, summary: string) {
   return route({ method: 'POST', path, summary, ...action, request: { query: actionQuery, body: retryBody } }, async (c, { params, query, body }) => {
