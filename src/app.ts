@@ -26,6 +26,7 @@ import { createPlacementCache } from './db/placement/placement-cache.js'
 import { createPlacementRouter, createReadiness, type PlacementRouter } from './db/placement/router.js'
 import { singleDatabaseSet } from './db/placement/database-set.js'
 import { placementService } from './db/placement/service.js'
+import { tenantDatabase } from './db/tenant-database.js'
 
 export interface AppDeps {
   config: Config
@@ -87,7 +88,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const placeRequest: MiddlewareHandler<AppEnv> = async (c, next) => {
     const router = routerOf(c)
     c.set('placement', placementService(router, log))
-    c.set('db', await router.forTenant(c.get('tenant')))
+    const tenant = c.get('tenant')
+    c.set('db', tenantDatabase(await router.forTenant(tenant), tenant))
     await next()
   }
   for (const def of deps.routes ?? allRoutes(VERSION)) {

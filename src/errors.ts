@@ -35,53 +35,92 @@ export function isTransient(sqlstate: string): boolean {
   )
 }
 
+/** What a client sees for one SQLSTATE. */
+interface Answer {
+  status: ErrorStatus
+  code: string
+  /** The client's text; without it, the procedure's own MESSAGE (engine codes' messages are ours and safe to show). */
+  message?: string
+  headers?: Record<string, string>
+  /** Keys of the raise's JSON DETAIL the body carries beside error and code. */
+  detail?: readonly string[]
+  /** Answered so only where configure passes its procedure's verdicts through; a bare 500 elsewhere. */
+  configureOnly?: true
+}
+
+const retryAfter = (seconds: number) => ({ 'Retry-After': String(seconds) })
+
 /**
- * The SQLSTATE → HTTP map (ENGINE §1.6 as amended by API §2 and D16/D17). Engine codes use class
- * QM; their MESSAGE is ours and safe to show. Anything unexpected is a bare 500: driver text can
- * name hosts, tables or values and never reaches a client.
+ * The SQLSTATE → HTTP map, the only one: the procedures raise these (class QM, unused by
+ * PostgreSQL; docs/design.md decisions 6 and 37) and every route answers them the same way. A
+ * not-found is raised by the procedure that looked, never decided by a route. Anything not listed
+ * is a bare 500: driver text can name hosts, tables or values and never reaches a client.
  */
+const SQLSTATES: Record<string, Answer> = {
+  QM400: { status: 400, code: 'invalid_request' },
+  // Configure's sink-hold refusals name the option refused.
+  QMHLD: { status: 400, code: 'invalid_request', detail: ['invalid'] },
+  QM404: { status: 404, code: 'queue_not_found', message: 'Queue not found' },
+  QMNFP: { status: 404, code: 'partition_not_found', message: 'Partition not found' },
+  QMNFM: { status: 404, code: 'message_not_found', message: 'Message not found' },
+  QMNFK: { status: 404, code: 'key_not_found', message: 'Key not found' },
+  QMNFG: { status: 404, code: 'consumer_group_not_found', message: 'Consumer group not found on this queue' },
+  // plpgsql's no_data_found, which no procedure of the broker raises: a configure verdict raised so
+  // (by a trigger on the queue row, say) is 404 with its own text (docs/design.md decision 29).
+  P0002: { status: 404, code: 'not_found', configureOnly: true },
+  QMNID: { status: 409, code: 'not_in_dlq', message: 'Message is not in DLQ, cannot retry' },
+  QMIND: { status: 409, code: 'already_in_dlq', message: 'Message already in DLQ for this consumer group' },
+  QMAMT: {
+    status: 409,
+    code: 'ambiguous_transaction',
+    message: 'The transaction id names messages in several partitions; name the partition',
+    detail: ['partitions'],
+  },
+  QMAMG: {
+    status: 409,
+    code: 'ambiguous_consumer_group',
+    message: 'Several consumer groups dead-lettered this message; name one with consumerGroup',
+    detail: ['consumerGroups'],
+  },
+  QM409: { status: 409, code: 'placement_conflict' },
+  QMMNT: { status: 503, code: 'maintenance', message: 'Push maintenance is on; retry later', headers: retryAfter(5) },
+  QMMOV: { status: 503, code: 'tenant_moving', message: 'Tenant is being moved to another database; retry shortly', headers: retryAfter(2) },
+  QMBHD: { status: 503, code: 'database_behind', message: "The tenant's database is not migrated to this version; retry later", headers: retryAfter(5) },
+  QMNDB: { status: 503, code: 'database_unconfigured', message: "The tenant's database is not configured on this broker; retry later", headers: retryAfter(5) },
+  QMENC: { status: 503, code: 'encryption_changed', message: 'Queue encryption changed during the push; retry', headers: retryAfter(1) },
+}
+
+function answered(error: DbError, answer: Answer): HttpError {
+  const detail = (error.detail ?? {}) as Record<string, unknown>
+  const extra: Record<string, unknown> = {}
+  for (const key of answer.detail ?? []) if (detail[key] !== undefined) extra[key] = detail[key]
+  return new HttpError(answer.status, answer.code, answer.message ?? error.message, extra, answer.headers)
+}
+
+const answerOf = (sqlstate: string): Answer | undefined => (Object.hasOwn(SQLSTATES, sqlstate) ? SQLSTATES[sqlstate] : undefined)
+
+/** A database failure as the client sees it, by the table above; transient failures are 503 with Retry-After. */
 export function fromDbError(error: DbError): HttpError {
   if (error.kind === 'unavailable' || isTransient(error.sqlstate)) return unavailable()
-  switch (error.sqlstate) {
-    case 'QM400':
-      return badRequest(error.message)
-    case 'QM404':
-      return new HttpError(404, 'queue_not_found', 'Queue not found')
-    case 'QMHLD': {
-      const invalid = (error.detail as { invalid?: unknown } | undefined)?.invalid
-      return new HttpError(400, 'invalid_request', error.message, typeof invalid === 'string' ? { invalid } : {})
-    }
-    case 'QMMNT':
-      return new HttpError(503, 'maintenance', 'Push maintenance is on; retry later', {}, { 'Retry-After': '5' })
-    case 'QMMOV':
-      return new HttpError(503, 'tenant_moving', 'Tenant is being moved to another database; retry shortly', {}, { 'Retry-After': '2' })
-    case 'QMBHD':
-      return new HttpError(503, 'database_behind', "The tenant's database is not migrated to this version; retry later", {}, { 'Retry-After': '5' })
-    case 'QMNDB':
-      return new HttpError(503, 'database_unconfigured', "The tenant's database is not configured on this broker; retry later", {}, { 'Retry-After': '5' })
-    case 'QM409':
-      return new HttpError(409, 'placement_conflict', error.message)
-    case 'QMENC':
-      return new HttpError(503, 'encryption_changed', 'Queue encryption changed during the push; retry', {}, { 'Retry-After': '1' })
-    default:
-      return internal()
-  }
+  const answer = answerOf(error.sqlstate)
+  return answer && !answer.configureOnly ? answered(error, answer) : internal()
 }
 
 /**
  * Configure's own failure shapes (q&r, API §2.2 item 4, D13): the one route that passes procedure
- * verdicts through. Sink-hold refusals and other engine 400s keep the usual map; a failure of the
- * call itself (no connection, a transient SQLSTATE) is 500 "configure failed: …" rather than 503;
- * any other verdict is its MESSAGE verbatim, at 404 when it says "not found", else at 500.
- * Driver transport text never gets here: DbError reduces it to "database unavailable".
+ * verdicts through. The table's codes answer as everywhere (its configure-only entry included); a
+ * failure of the call itself (no connection, a transient SQLSTATE) is 500 "configure failed: …"
+ * rather than 503; any other verdict is its MESSAGE verbatim at 500. Driver transport text never
+ * gets here: DbError reduces it to "database unavailable".
  */
 export function fromConfigureError(error: unknown): HttpError {
   if (!(error instanceof DbError)) return toHttpError(error)
   if (error.kind === 'unavailable' || isTransient(error.sqlstate)) {
     return new HttpError(500, 'internal', `configure failed: ${error.message}`)
   }
-  if (error.sqlstate.startsWith('QM')) return fromDbError(error)
-  if (/not found/i.test(error.message)) return new HttpError(404, 'not_found', error.message)
+  const answer = answerOf(error.sqlstate)
+  if (answer) return answered(error, answer)
+  if (error.sqlstate.startsWith('QM')) return internal()
   return new HttpError(500, 'internal', error.message)
 }
 

@@ -1,7 +1,8 @@
-// The layout's import rules, read from the source: a route file is a route, not a library (what two
-// routes share lives in a module named for what it does), and cron/ is scheduled work that only the
-// composition root, the two entry files, wires in. Each rule first proves its scanner sees a real
-// import, so it cannot pass by reading nothing.
+// The layout's rules, read from the source: a route file is a route, not a library (what two routes
+// share lives in a module named for what it does); cron/ is scheduled work that only the composition
+// root, the two entry files, wires in; and a route neither names a tenant to a procedure (its
+// database handle supplies the request's) nor decides a 404 (the procedure that looked raises it).
+// Each rule first proves its scanner sees what it looks for, so it cannot pass by reading nothing.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,4 +50,46 @@ describe('layout', () => {
       .flatMap((file) => importsOf(file).filter((target) => inside(target, CRON)).map((target) => `${rel(file)} imports ${rel(target)}`))
     expect(importers).toEqual([])
   })
+
+  it('no route file passes a tenant to a procedure: the request\'s handle supplies it', () => {
+    expect(callArguments("c.get('db').call('kv_get_v1', { tenant: c.get('tenant'), key: f(x) })")).toEqual(["'kv_get_v1', { tenant: c.get('tenant'), key: f(x) }"])
+    const calls = routeFiles().flatMap((file) => callArguments(readFileSync(file, 'utf8')).map((args) => ({ file: rel(file), args })))
+    expect(calls.some(({ args }) => args.startsWith("'log_push_v1'"))).toBe(true)
+
+    expect(calls.filter(({ args }) => /\btenant\b/.test(args)).map(({ file, args }) => `${file}: .call(${args})`)).toEqual([])
+  })
+
+  it('no route file builds its own 404: a procedure raises not-found and src/errors.ts maps it', () => {
+    expect(builds404("throw new HttpError(404, 'queue_not_found', 'Queue not found')")).toBe(true)
+    expect(builds404("return c.json({ error: 'x' }, 404)")).toBe(true)
+    expect(builds404("return c.json(body, 409)")).toBe(false)
+
+    const offenders = routeFiles().filter((file) => builds404(readFileSync(file, 'utf8'))).map(rel)
+    expect(offenders).toEqual([])
+  })
 })
+
+function routeFiles(): string[] {
+  const files = sourceFiles(ROUTES)
+  expect(files.length).toBeGreaterThan(20)
+  return files
+}
+
+/** The argument text of every `.call(` in a source, to its matching parenthesis. */
+function callArguments(source: string): string[] {
+  const found: string[] = []
+  for (const match of source.matchAll(/\.call\(/g)) {
+    const start = match.index + match[0].length
+    let depth = 1
+    let end = start
+    for (; end < source.length && depth > 0; end++) {
+      if (source[end] === '(') depth++
+      else if (source[end] === ')') depth--
+    }
+    found.push(source.slice(start, end - 1))
+  }
+  return found
+}
+
+/** An HttpError made with 404, or an answer sent with status 404. */
+const builds404 = (source: string) => /\bHttpError\(\s*404\b/.test(source) || /,\s*404\s*(?:,[^)]*)?\)/.test(source)

@@ -5,8 +5,8 @@
 -- test/procedures-static.test.ts enforces them.
 --
 -- Internal helpers shared by every procedure file: ids, a queue name's namespace and task, the
--- wire's timestamp formats and the uuid check. IMMUTABLE, STABLE or VOLATILE as their nature says;
--- none reads a table. Names start with `_`, as every internal helper's does.
+-- wire's timestamp formats, the uuid check and the raise a `language sql` procedure cannot write.
+-- IMMUTABLE, STABLE or VOLATILE as their nature says; none reads a table. Names start with `_`, as every internal helper's does.
 
 -- UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits, with version and variant set.
 -- PostgreSQL has no built-in v7 before 18 (design decision 22). VOLATILE: it reads the clock and
@@ -78,4 +78,21 @@ language sql immutable
 -- No SET clause, so it is inlined (see _uuid_v7); `~*` is pg_catalog's text operator.
 as $$
   select p_text operator(pg_catalog.~*) '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+$$;
+
+-- _raise: raises p_sqlstate with p_message, for a `language sql` procedure, which has no RAISE of
+-- its own: `select coalesce((<the answer>), _raise('QM404', 'queue not found'))` answers, or names
+-- what it did not find. The not-found SQLSTATEs (QM404 queue, QMNFP partition, QMNFM message,
+-- QMNFK key, QMNFG consumer group) and the other refusals are mapped to statuses in one table,
+-- src/errors.ts. Returns jsonb only so it fits where the answer would; it never returns.
+-- VOLATILE, so the planner never evaluates it ahead of the coalesce that guards it.
+-- Raises: p_sqlstate, always.
+create or replace function queen._raise(p_sqlstate text, p_message text)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  raise exception using errcode = p_sqlstate, message = p_message;
+end
 $$;

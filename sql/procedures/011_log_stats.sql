@@ -67,7 +67,7 @@ $$;
 -- log_queue_depth_v1: GET /api/v1/resources/queues/:queue/depth, live, from the arithmetic above.
 -- Returns: {queue, group, pending, processing, ready, partitionsPending, partitionsReady,
 -- conflation, effectivePending, effectiveReady, partitions:[{partition, pending, processing,
--- ready}]}, or null for an unknown queue. Raises: nothing. VOLATILE, so a caching pooler never answers it from cache. Clock: p_now (default now()).
+-- ready}]}. Raises: QM404 for an unknown queue. VOLATILE, so a caching pooler never answers it from cache. Clock: p_now (default now()).
 create or replace function queen.log_queue_depth_v1(p_tenant text, p_queue text, p_group text default null, p_now timestamptz default null)
 returns jsonb
 language sql volatile
@@ -86,7 +86,7 @@ as $$
     select coalesce((select g.delivery = 'conflate' from consumer_groups g, q
                       where g.queue_id = q.id and g.consumer_group = p_group), false) as on
   )
-  select jsonb_build_object(
+  select coalesce((select jsonb_build_object(
            'queue', q.name, 'group', p_group,
            'pending', s.pending, 'processing', s.processing, 'ready', s.pending - s.processing,
            'partitionsPending', s.partitions_pending, 'partitionsReady', s.partitions_ready,
@@ -96,7 +96,7 @@ as $$
            'partitions', coalesce((select jsonb_agg(jsonb_build_object('partition', name, 'pending', pending,
                                                    'processing', processing, 'ready', pending - processing) order by name)
                                      from d), '[]'))
-    from q, sums s, conflating cf
+    from q, sums s, conflating cf), _raise('QM404', 'queue not found'))
 $$;
 
 -- Seconds since the stats rows in scope were computed (the oldest of them), or -1 when none has
@@ -114,7 +114,7 @@ $$;
 -- log_queue_detail_v1: GET /api/v1/resources/queues/:queue. Live per partition, plus
 -- oldestMessage (a primary-key probe at log_start), newestMessage (head_at), an exact segment
 -- count, deadLetter from log_dlq and retainedBytes from stats. Per partition: _partition_detail.
--- Returns: the detail object, or null for an unknown queue. Raises: nothing. VOLATILE (no pooler cache).
+-- Returns: the detail object. Raises: QM404 for an unknown queue. VOLATILE (no pooler cache).
 create or replace function queen.log_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null)
 returns jsonb
 language sql volatile
@@ -130,7 +130,7 @@ as $$
   ), stats_of as (
     select coalesce((select st.retained_bytes from stats st, q where st.queue_id = q.id), 0) as retained_bytes
   )
-  select jsonb_build_object(
+  select coalesce((select jsonb_build_object(
            'id', q.id, 'name', q.name, 'namespace', q.namespace, 'task', q.task, 'createdAt', _iso_ms(q.created_at),
            'options', (select _queue_options(x)::jsonb from queues x where x.id = q.id),
            'partitions', coalesce((select jsonb_agg(jsonb_build_object(
@@ -146,7 +146,7 @@ as $$
                                                 'failed', null, 'deadLetter', coalesce(sum(dead_letter), 0)) from d),
            'retainedBytes', so.retained_bytes,
            'segments', jsonb_build_object('segments', seg.segments, 'messages', seg.messages))
-    from q, seg, stats_of so
+    from q, seg, stats_of so), _raise('QM404', 'queue not found'))
 $$;
 
 -- log_queue_stats_all_v1: GET /api/v1/resources/queues. Three clocks (docs/resources.md):
@@ -422,4 +422,17 @@ begin
   return jsonb_build_object('processed', v_count,
                             'next', case when p_tenant is null and v_count >= greatest(p_limit, 1) then v_last end);
 end
+$$;
+
+-- log_stats_refresh_v1: POST /api/v1/stats/refresh, every queue of one tenant at once (the lane's
+-- step above with p_tenant, without the lane's claim), so the route calls a procedure about its
+-- own tenant rather than a broker-wide step with a tenant filled in.
+-- Returns: {"processed": n, "next": null}. Raises: nothing (the step's lock_timeout backstop).
+-- Clock: p_now (default the step's clock_timestamp()).
+create or replace function queen.log_stats_refresh_v1(p_tenant text, p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  select log_stats_refresh_step_v1(p_tenant => p_tenant, p_now => p_now)
 $$;

@@ -142,14 +142,18 @@ $$;
 
 -- log_message_v1: GET /api/v1/messages/:partitionId/:transactionId, the newest retained frame of
 -- the key in a partition of the tenant, with its payload (the route decrypts when `enc`).
--- Returns: the detail object, or null when there is no such message (unknown, another tenant's,
--- deleted or no longer retained). Raises: nothing. VOLATILE (no pooler cache). Clock: p_now (default now()).
-create or replace function queen.log_message_v1(p_tenant text, p_partition_id uuid, p_transaction_id text, p_now timestamptz default null)
+-- p_partition_id is the client's text: one that is not a UUID names no partition.
+-- Returns: the detail object. Raises: QMNFM when there is no such message (unknown, another
+-- tenant's, deleted, no longer retained, or a malformed partition id). VOLATILE (no pooler cache).
+-- Clock: p_now (default now()).
+-- The signature that took p_partition_id as uuid is dropped so no stray overload remains.
+drop function if exists queen.log_message_v1(text, uuid, text, timestamptz);
+create or replace function queen.log_message_v1(p_tenant text, p_partition_id text, p_transaction_id text, p_now timestamptz default null)
 returns jsonb
 language sql volatile
 set search_path = queen, pg_catalog
 as $$
-  select jsonb_build_object(
+  select coalesce((select jsonb_build_object(
            'id', m.frame ->> 'id', 'transactionId', m.frame ->> 'txn', 'partitionId', tp.partition_id,
            'queuePath', tp.queue_name || '/' || tp.partition_name, 'queue', tp.queue_name, 'partition', tp.partition_name,
            'namespace', q.namespace, 'task', q.task, 'status', st -> 'status',
@@ -161,11 +165,12 @@ as $$
            'mode', _consumption_mode(p_tenant, tp.queue_name)
                    || jsonb_build_object('consumedByGroups', st #> '{busStatus,consumedBy}'),
            'consumerGroups', st -> 'groups')
-    from _tenant_partition(p_tenant, p_partition_id) tp
+    from _tenant_partition(p_tenant, case when _is_uuid(p_partition_id) then p_partition_id::uuid end) tp
     join queues q on q.id = tp.queue_id
     cross join lateral (select * from _frames_by_txn(tp.partition_id, p_transaction_id)
                          where frame_offset >= tp.log_start limit 1) m
-    cross join lateral (select _message_state(tp.partition_id, tp.log_start, m.frame_offset, coalesce(p_now, now())) as st) s
+    cross join lateral (select _message_state(tp.partition_id, tp.log_start, m.frame_offset, coalesce(p_now, now())) as st) s),
+    _raise('QMNFM', 'message not found'))
 $$;
 
 -- log_message_delete_v1: DELETE /api/v1/messages/:partitionId/:transactionId (admin,

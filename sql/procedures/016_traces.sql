@@ -8,13 +8,14 @@
 -- (p_partition_id, p_transaction_id), provided the partition belongs to p_tenant.
 -- worker_id is the lease id the frame is under for p_consumer_group at p_now: the group's live
 -- lease on the partition whose delivered range covers the frame's offset, else null.
--- Returns: {"traceId"} (a UUIDv7), or SQL null when no such frame is retained in the tenant (the
--- route answers 404 message_not_found). Raises: nothing of its own; the route validates every
--- field first (p_partition_id is already a uuid).
+-- Returns: {"traceId"} (a UUIDv7). Raises: QMNFM when no such frame is retained in the tenant (a
+-- p_partition_id that is not a UUID names none); the route validates every other field first.
 -- Concurrency: reads without locks and inserts one row. A concurrent ack or retention delete may
 -- land just before or after; the trace then names the lease seen by this statement's snapshot.
 -- Clock: clock_timestamp() unless p_now pins it (created_at, the trace id and lease liveness).
-create or replace function queen.trace_create_v1(p_tenant text, p_partition_id uuid, p_transaction_id text,
+-- The signature that took p_partition_id as uuid is dropped so no stray overload remains.
+drop function if exists queen.trace_create_v1(text, uuid, text, jsonb, text, text, text[], timestamptz);
+create or replace function queen.trace_create_v1(p_tenant text, p_partition_id text, p_transaction_id text,
                                                  p_data jsonb, p_consumer_group text, p_event_type text,
                                                  p_trace_names text[], p_now timestamptz default null)
 returns jsonb
@@ -23,29 +24,30 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_pid uuid := case when _is_uuid(p_partition_id) then p_partition_id::uuid end;
   v_part record;
   v_offset bigint;
   v_worker text;
   v_id uuid := _uuid_v7(v_now);
 begin
-  select * into v_part from _tenant_partition(p_tenant, p_partition_id);
+  select * into v_part from _tenant_partition(p_tenant, v_pid);
   if not found then
-    return null;
+    raise exception using errcode = 'QMNFM', message = 'message not found';
   end if;
-  select f.frame_offset into v_offset from _frames_by_txn(p_partition_id, p_transaction_id) f limit 1;
+  select f.frame_offset into v_offset from _frames_by_txn(v_pid, p_transaction_id) f limit 1;
   if v_offset is null then
-    return null;
+    raise exception using errcode = 'QMNFM', message = 'message not found';
   end if;
 
   select c.lease_id::text into v_worker
     from log_consumers c
-   where c.partition_id = p_partition_id and c.consumer_group = p_consumer_group
+   where c.partition_id = v_pid and c.consumer_group = p_consumer_group
      and c.lease_id is not null and c.lease_expires_at > v_now
      and v_offset between c.lease_from and c.lease_to;
 
   insert into message_traces (id, tenant_id, queue_name, partition_id, partition_name, transaction_id,
                               frame_offset, consumer_group, event_type, data, trace_names, worker_id, created_at)
-  values (v_id, p_tenant, v_part.queue_name, p_partition_id, v_part.partition_name, p_transaction_id,
+  values (v_id, p_tenant, v_part.queue_name, v_pid, v_part.partition_name, p_transaction_id,
           v_offset, p_consumer_group, p_event_type, p_data, coalesce(p_trace_names, '{}'), v_worker, v_now);
 
   return jsonb_build_object('traceId', v_id);

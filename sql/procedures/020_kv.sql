@@ -25,15 +25,16 @@ begin
 end
 $$;
 
--- kv_get_v1: reads one key of the tenant. Returns {"key", "value", "updatedAt"}, or NULL when the
--- tenant has no such key (another tenant's key is exactly as absent). Raises nothing.
+-- kv_get_v1: reads one key of the tenant. Returns {"key", "value", "updatedAt"}. Raises QMNFK when
+-- the tenant has no such key (another tenant's key is exactly as absent).
 create or replace function queen.kv_get_v1(p_tenant text, p_key text)
 returns jsonb
 language sql volatile
 set search_path = queen, pg_catalog
 as $$
-  select jsonb_build_object('key', key, 'value', value, 'updatedAt', _iso_ms(updated_at))
-    from kv where tenant_id = p_tenant and key = p_key
+  select coalesce((select jsonb_build_object('key', key, 'value', value, 'updatedAt', _iso_ms(updated_at))
+                     from kv where tenant_id = p_tenant and key = p_key),
+                  _raise('QMNFK', 'key not found'))
 $$;
 
 -- kv_delete_v1: deletes one key of the tenant. Returns {"deleted": <whether a row went>}.

@@ -253,8 +253,8 @@ $$;
 -- leases are released, so in-flight acks with the old lease id answer lease_invalid. The group is
 -- registered if it was not (its subscription columns left unset for its first pop, as the delivery
 -- route leaves them), and caught_up_at is cleared.
--- Returns {success, consumerGroup, queueName, seekToEnd, targetTimestamp, partitionsUpdated}, or
--- {notFound:'queue'}. Raises nothing. VOLATILE.
+-- Returns {success, consumerGroup, queueName, seekToEnd, targetTimestamp, partitionsUpdated}.
+-- Raises QM404 for an unknown queue, before anything is written. VOLATILE.
 create or replace function queen.consumer_group_seek_v1(p_tenant text, p_group text, p_queue text,
                                                         p_timestamp timestamptz default null, p_to_end boolean default false)
 returns jsonb
@@ -268,7 +268,7 @@ declare
 begin
   select id into v_qid from queues where tenant_id = p_tenant and name = p_queue for key share;
   if not found then
-    return jsonb_build_object('notFound', 'queue');
+    raise exception using errcode = 'QM404', message = 'queue not found';
   end if;
   insert into consumer_groups (queue_id, consumer_group) values (v_qid, p_group)
   on conflict (queue_id, consumer_group) do nothing;
@@ -306,8 +306,8 @@ $$;
 -- consumer_group_partition_seek_v1: POST …/queues/:queue/partitions/:partition/seek. Moves the
 -- group's cursor on one partition to its end (hw), creating the row when missing, with the same
 -- clearing as a queue seek. Returns {success, consumerGroup, queueName, partitionName, updated,
--- committedOffset, cursorMovedTo (createdAt of the newest frame, null when empty)}, or
--- {notFound:'queue'|'partition'}. Raises nothing. VOLATILE.
+-- committedOffset, cursorMovedTo (createdAt of the newest frame, null when empty)}.
+-- Raises QM404 for an unknown queue, QMNFP for an unknown partition, before anything is written. VOLATILE.
 create or replace function queen.consumer_group_partition_seek_v1(p_tenant text, p_group text, p_queue text, p_partition text)
 returns jsonb
 language plpgsql volatile
@@ -321,11 +321,11 @@ declare
 begin
   select id into v_qid from queues where tenant_id = p_tenant and name = p_queue for key share;
   if not found then
-    return jsonb_build_object('notFound', 'queue');
+    raise exception using errcode = 'QM404', message = 'queue not found';
   end if;
   select id into v_pid from log_partitions where queue_id = v_qid and name = p_partition;
   if not found then
-    return jsonb_build_object('notFound', 'partition');
+    raise exception using errcode = 'QMNFP', message = 'partition not found';
   end if;
   insert into consumer_groups (queue_id, consumer_group) values (v_qid, p_group)
   on conflict (queue_id, consumer_group) do nothing;

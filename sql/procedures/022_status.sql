@@ -110,10 +110,10 @@ $$;
 -- (log_consumers.batches_consumed, migration 0003). lastActivity is the latest push (head_at) or
 -- settlement (last_consumed_at of any group).
 -- Returns: {queue:{id, name, namespace, task, priority, createdAt, config:{leaseTime, retryLimit,
--- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}, or null for an
--- unknown queue. p_include_partitions false leaves the partitions key out (queenctl and the
--- clients ask for totals only); the totals are the same sums either way.
--- Raises: nothing. VOLATILE. Clock: p_now decides which leases are live.
+-- retryDelay, ttl, maxQueueSize, deadLetterQueue}}, partitions:[…], totals:{…}}.
+-- p_include_partitions false leaves the partitions key out (queenctl and the clients ask for
+-- totals only); the totals are the same sums either way.
+-- Raises: QM404 for an unknown queue. VOLATILE. Clock: p_now decides which leases are live.
 -- The signature without p_include_partitions is dropped so no stray overload remains.
 drop function if exists queen.status_queue_detail_v1(text, text, timestamptz);
 create or replace function queen.status_queue_detail_v1(p_tenant text, p_queue text, p_now timestamptz default null,
@@ -131,7 +131,7 @@ as $$
       from q cross join lateral _partition_detail(q.id, coalesce(p_now, now())) x
       left join log_consumers qm on qm.partition_id = x.partition_id and qm.consumer_group = '__QUEUE_MODE__'
   )
-  select jsonb_build_object(
+  select coalesce((select jsonb_build_object(
     'queue', jsonb_build_object(
       'id', q.id, 'name', q.name, 'namespace', q.namespace, 'task', q.task, 'priority', q.priority,
       'createdAt', _iso_ms(q.created_at),
@@ -151,7 +151,7 @@ as $$
         'lastActivity', _iso_ms(nullif(greatest(coalesce(d.head_at, '-infinity'), coalesce(d.settled_at, '-infinity')), '-infinity')),
         'oldestMessage', case when d.total > 0 then _iso_ms(d.oldest) end,
         'newestMessage', case when d.total > 0 then _iso_ms(d.head_at) end) order by d.name) from d), '[]')) end
-  from q
+  from q), _raise('QM404', 'queue not found'))
 $$;
 
 -- status_queue_messages_v1: GET /api/v1/status/queues/:queue/messages. The queue's retained,
@@ -159,7 +159,7 @@ $$;
 -- group (_message_state's rule, as GET /api/v1/messages). Only the newest segments that can hold
 -- the page are unnested, so the cost follows the page, not the queue.
 -- Returns: a JSON array of {id, transactionId, partitionId, queuePath, queue, partition, status,
--- createdAt (µs), offset}, or null for an unknown queue. Raises: nothing. VOLATILE. Clock: p_now.
+-- createdAt (µs), offset}. Raises: QM404 for an unknown queue. VOLATILE. Clock: p_now.
 create or replace function queen.status_queue_messages_v1(p_tenant text, p_queue text, p_limit integer, p_offset bigint,
                                                           p_now timestamptz default null)
 returns jsonb
@@ -190,13 +190,13 @@ as $$
      order by sg.created_at desc, frame_offset desc
      limit p_limit offset p_offset
   )
-  select coalesce((select jsonb_agg(jsonb_build_object(
+  select coalesce((select coalesce((select jsonb_agg(jsonb_build_object(
       'id', f.f -> 'id', 'transactionId', f.f -> 'txn', 'partitionId', f.partition_id,
       'queuePath', q.name || '/' || f.name, 'queue', q.name, 'partition', f.name,
       'status', _message_state(f.partition_id, f.log_start, f.frame_offset, coalesce(p_now, now())) ->> 'status',
       'createdAt', _iso_us(f.created_at), 'offset', f.frame_offset) order by f.created_at desc, f.frame_offset desc)
     from frames f), '[]')
-  from q
+  from q), _raise('QM404', 'queue not found'))
 $$;
 
 -- status_analytics_v1: GET /api/v1/status/analytics. p_filter {interval: minute|hour|day, from, to,

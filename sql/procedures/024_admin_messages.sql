@@ -2,8 +2,11 @@
 -- by transactionId alone. docs/admin-messages.md explains the retry strategy and its limits.
 --
 -- Cursor rows are read whole under their lock and written back with _log_consumer_write, as acks do.
--- Refusals are results, not raises: {refused:<code>, ...}; the route maps each code to its status
--- (src/routes/admin-messages.ts), so a deterministic refusal is never a 5xx.
+-- A refusal raises its own SQLSTATE before anything is written: QMNFM message not found, QMNFG
+-- consumer group not found, QMNID not in the DLQ, QMIND already in the DLQ, QMAMT ambiguous
+-- transaction (DETAIL {"partitions": [...]}), QMAMG ambiguous consumer group (DETAIL
+-- {"consumerGroups": [...]}). src/errors.ts maps each to its 404 or 409, so a deterministic refusal
+-- is never a 5xx. A partition id is the client's text: one that is not a UUID names no message.
 
 -- _txn_partitions: the tenant's partitions holding a retained, undeleted frame with transaction id
 -- p_txn. Cost: a scan of every retained segment of the tenant (the one-parameter routes only; the
@@ -28,14 +31,15 @@ $$;
 -- partitions. The cursor row is created when the group has none on the partition (its
 -- subscription rule, as an ack would); a named group must be registered on the queue.
 -- Returns: {movedToDLQ:true, transactionId, messageId, partitionId, queue, partition,
--- consumerGroup, offset}, or {refused: 'message_not_found' | 'ambiguous_transaction' (with
--- partitions:[{partitionId, queue, partition}]) | 'consumer_group_not_found' | 'already_in_dlq'}.
--- Raises: nothing of its own. Concurrency: the cursor row is locked FOR UPDATE (waiting for a pop
+-- consumerGroup, offset}. Raises: QMNFM, QMAMT (DETAIL partitions:[{partitionId, queue,
+-- partition}]), QMNFG, QMIND. Concurrency: the cursor row is locked FOR UPDATE (waiting for a pop
 -- or ack that holds it); the DLQ insert is ON CONFLICT DO NOTHING, and the existence check runs
 -- under that lock. If the group's acked_set is full (10 000 out-of-order completions) the settle is
 -- forgotten as _log_settle documents and the frame may be delivered once more.
 -- Clock: p_now (default clock_timestamp()) stamps failedAt.
-create or replace function queen.message_dlq_v1(p_tenant text, p_partition_id uuid, p_transaction_id text,
+-- The signature that took p_partition_id as uuid is dropped so no stray overload remains.
+drop function if exists queen.message_dlq_v1(text, uuid, text, text, text, timestamptz);
+create or replace function queen.message_dlq_v1(p_tenant text, p_partition_id text, p_transaction_id text,
                                                 p_group text default '__QUEUE_MODE__', p_error text default null,
                                                 p_now timestamptz default null)
 returns jsonb
@@ -45,42 +49,44 @@ as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_group text := coalesce(nullif(p_group, ''), '__QUEUE_MODE__');
-  v_pid uuid := p_partition_id;
+  v_pid uuid := case when _is_uuid(p_partition_id) then p_partition_id::uuid end;
   v_candidates jsonb;
   v_part record;
   v_off bigint;
   v_frame jsonb;
   v_c queen.log_consumers;
 begin
-  if v_pid is null then
+  if p_partition_id is null then
     select coalesce(jsonb_agg(jsonb_build_object('partitionId', t.partition_id, 'queue', t.queue_name, 'partition', t.partition_name)), '[]')
       into v_candidates from _txn_partitions(p_tenant, p_transaction_id) t;
     if jsonb_array_length(v_candidates) = 0 then
-      return jsonb_build_object('refused', 'message_not_found');
+      raise exception using errcode = 'QMNFM', message = 'message not found';
     elsif jsonb_array_length(v_candidates) > 1 then
-      return jsonb_build_object('refused', 'ambiguous_transaction', 'partitions', v_candidates);
+      raise exception using errcode = 'QMAMT', message = 'ambiguous transaction',
+        detail = jsonb_build_object('partitions', v_candidates)::text;
     end if;
     v_pid := (v_candidates -> 0 ->> 'partitionId')::uuid;
   end if;
 
   select * into v_part from _tenant_partition(p_tenant, v_pid);
   if not found then
-    return jsonb_build_object('refused', 'message_not_found');
+    raise exception using errcode = 'QMNFM', message = 'message not found';
   end if;
   select m.frame_offset, m.frame into v_off, v_frame
     from _frames_by_txn(v_pid, p_transaction_id) m where m.frame_offset >= v_part.log_start limit 1;
   if v_off is null then
-    return jsonb_build_object('refused', 'message_not_found');
+    raise exception using errcode = 'QMNFM', message = 'message not found';
   end if;
   if v_group <> '__QUEUE_MODE__'
      and not exists (select 1 from consumer_groups g where g.queue_id = v_part.queue_id and g.consumer_group = v_group) then
-    return jsonb_build_object('refused', 'consumer_group_not_found');
+    raise exception using errcode = 'QMNFG', message = 'consumer group not found on this queue';
   end if;
 
   perform _log_ensure_cursors(p_tenant, jsonb_build_array(jsonb_build_object('partitionId', v_pid, 'consumerGroup', v_group)));
   select * into v_c from log_consumers where partition_id = v_pid and consumer_group = v_group for update;
   if exists (select 1 from log_dlq d where d.partition_id = v_pid and d.consumer_group = v_group and d.frame_offset = v_off) then
-    return jsonb_build_object('refused', 'already_in_dlq');
+    -- Raising also undoes the cursor row _log_ensure_cursors may have made: a refusal writes nothing.
+    raise exception using errcode = 'QMIND', message = 'message already in the DLQ for this consumer group';
   end if;
 
   perform _log_dead_letter(v_pid, v_group, v_off, coalesce(p_error, 'Manually moved to DLQ'),
@@ -106,13 +112,15 @@ $$;
 --           once for every other group with a cursor on the partition, and linked to the original
 --           by a 'retry' trace {retryOf:{partitionId, transactionId, offset}} on the new frame.
 -- Returns: {retried:true, transactionId, consumerGroup, partitionId, queue, partition, offset,
--- redelivery:'rewind'|'repush', newOffset?, newTransactionId?}, or {refused: 'message_not_found' |
--- 'not_in_dlq' | 'ambiguous_transaction' (partitions) | 'ambiguous_consumer_group' (consumerGroups)}.
--- Raises: QMENC when the queue's encryption flag no longer matches the copy (from _log_push).
+-- redelivery:'rewind'|'repush', newOffset?, newTransactionId?}.
+-- Raises: QMNFM, QMNID, QMAMT (DETAIL partitions), QMAMG (DETAIL consumerGroups); QMENC when the
+-- queue's encryption flag no longer matches the copy (from _log_push).
 -- Concurrency: the partition's allocator row (FOR NO KEY UPDATE, as push takes it), then the
 -- group's cursor row, then (repush) the other groups' cursor rows in group order.
 -- Clock: p_now (default clock_timestamp()).
-create or replace function queen.message_retry_v1(p_tenant text, p_partition_id uuid, p_transaction_id text,
+-- The signature that took p_partition_id as uuid is dropped so no stray overload remains.
+drop function if exists queen.message_retry_v1(text, uuid, text, text, timestamptz);
+create or replace function queen.message_retry_v1(p_tenant text, p_partition_id text, p_transaction_id text,
                                                   p_group text default null, p_now timestamptz default null)
 returns jsonb
 language plpgsql volatile
@@ -120,6 +128,7 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_pid uuid := case when _is_uuid(p_partition_id) then p_partition_id::uuid end;
   v_parts jsonb;
   v_groups text[];
   v_dlq queen.log_dlq;
@@ -131,23 +140,27 @@ declare
   v_new_txn text;
   v_other queen.log_consumers;
 begin
+  if p_partition_id is not null and v_pid is null then
+    raise exception using errcode = 'QMNFM', message = 'message not found';
+  end if;
   select coalesce(jsonb_agg(distinct jsonb_build_object('partitionId', d.partition_id, 'queue', q.name, 'partition', d.partition_name)), '[]')
     into v_parts
     from log_dlq d join queues q on q.id = d.queue_id
    where d.tenant_id = p_tenant and d.transaction_id = p_transaction_id
-     and (p_partition_id is null or d.partition_id = p_partition_id)
+     and (v_pid is null or d.partition_id = v_pid)
      and (p_group is null or d.consumer_group = p_group);
   if jsonb_array_length(v_parts) = 0 then
     -- Distinguish "there is such a message, it is just not dead-lettered" from "no such message".
-    if (p_partition_id is not null and exists (select 1 from _tenant_partition(p_tenant, p_partition_id) tp
-                                                cross join lateral _frames_by_txn(tp.partition_id, p_transaction_id) m
-                                                where m.frame_offset >= tp.log_start))
-       or (p_partition_id is null and exists (select 1 from _txn_partitions(p_tenant, p_transaction_id))) then
-      return jsonb_build_object('refused', 'not_in_dlq');
+    if (v_pid is not null and exists (select 1 from _tenant_partition(p_tenant, v_pid) tp
+                                       cross join lateral _frames_by_txn(tp.partition_id, p_transaction_id) m
+                                       where m.frame_offset >= tp.log_start))
+       or (v_pid is null and exists (select 1 from _txn_partitions(p_tenant, p_transaction_id))) then
+      raise exception using errcode = 'QMNID', message = 'message is not in the DLQ';
     end if;
-    return jsonb_build_object('refused', 'message_not_found');
+    raise exception using errcode = 'QMNFM', message = 'message not found';
   elsif jsonb_array_length(v_parts) > 1 then
-    return jsonb_build_object('refused', 'ambiguous_transaction', 'partitions', v_parts);
+    raise exception using errcode = 'QMAMT', message = 'ambiguous transaction',
+      detail = jsonb_build_object('partitions', v_parts)::text;
   end if;
 
   select array_agg(distinct d.consumer_group order by d.consumer_group) into v_groups
@@ -155,7 +168,8 @@ begin
    where d.partition_id = (v_parts -> 0 ->> 'partitionId')::uuid and d.transaction_id = p_transaction_id
      and (p_group is null or d.consumer_group = p_group);
   if cardinality(v_groups) > 1 then
-    return jsonb_build_object('refused', 'ambiguous_consumer_group', 'consumerGroups', to_jsonb(v_groups));
+    raise exception using errcode = 'QMAMG', message = 'ambiguous consumer group',
+      detail = jsonb_build_object('consumerGroups', to_jsonb(v_groups))::text;
   end if;
 
   select * into v_dlq from log_dlq d
@@ -164,11 +178,13 @@ begin
    order by d.frame_offset desc limit 1
      for update;
   if not found then
-    return jsonb_build_object('refused', 'not_in_dlq');  -- a concurrent retry took it first
+    -- A concurrent retry took it first.
+    raise exception using errcode = 'QMNID', message = 'message is not in the DLQ';
   end if;
   select * into v_part from _tenant_partition(p_tenant, v_dlq.partition_id);
   if not found then
-    return jsonb_build_object('refused', 'message_not_found');  -- its partition is gone
+    -- Its partition is gone.
+    raise exception using errcode = 'QMNFM', message = 'message not found';
   end if;
   -- The allocator lock before any cursor lock (design decision 4), as the repush below takes it again.
   perform 1 from log_partitions where id = v_dlq.partition_id for no key update;

@@ -9,8 +9,8 @@
 -- and ack rebase a cursor below log_start, design decision 11). DLQ rows are copies and are kept;
 -- the dedup hashes are kept too (a repeat push inside its window still reports the original). count
 -- is the number of retained, undeleted frames removed.
--- Returns: {cleared:true, count, queue, partition:<name>|"all"}, or {notFound:'queue'|'partition'}.
--- Raises: nothing of its own. Concurrency: each partition's allocator row is locked FOR NO KEY
+-- Returns: {cleared:true, count, queue, partition:<name>|"all"}.
+-- Raises: QM404 for an unknown queue, QMNFP for an unknown partition. Concurrency: each partition's allocator row is locked FOR NO KEY
 -- UPDATE in id order (design decision 4), waiting for a push in flight, so the lock held makes the
 -- helper's SKIP LOCKED find its own row; a push after the clear lands above the new log start.
 create or replace function queen.queue_clear_v1(p_tenant text, p_queue text, p_partition text default null)
@@ -26,10 +26,10 @@ declare
 begin
   select id into v_qid from queues where tenant_id = p_tenant and name = p_queue;
   if v_qid is null then
-    return jsonb_build_object('notFound', 'queue');
+    raise exception using errcode = 'QM404', message = 'queue not found';
   end if;
   if p_partition is not null and not exists (select 1 from log_partitions where queue_id = v_qid and name = p_partition) then
-    return jsonb_build_object('notFound', 'partition');
+    raise exception using errcode = 'QMNFP', message = 'partition not found';
   end if;
 
   for r in

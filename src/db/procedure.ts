@@ -14,23 +14,25 @@ export type Params<A> = { readonly [K in keyof A]-?: Cast }
  */
 export type Scope = 'tenant' | 'broker'
 
-export interface Procedure<A, R> {
+export interface Procedure<A, R, S extends Scope = Scope> {
   readonly name: string
-  readonly scope: Scope
+  readonly scope: S
   readonly params: Params<A>
   readonly result: z.ZodType<R>
 }
 
 /** A procedure before its family names it: the name is the key it is registered under. */
-export interface Unnamed<A, R> {
-  readonly scope: Scope
+export interface Unnamed<A, R, S extends Scope = Scope> {
+  readonly scope: S
   readonly params: Params<A>
   readonly result: z.ZodType<R>
 }
 
-function scoped(scope: Scope) {
+// The scope stays in the entry's type, so the request's database handle can accept only the
+// tenant-scoped names (src/db/tenant-database.ts).
+function scoped<S extends Scope>(scope: S) {
   return <A extends object>(params: Params<A>) => ({
-    returns: <R>(result: z.ZodType<R>): Unnamed<A, R> => ({ scope, params, result }),
+    returns: <R>(result: z.ZodType<R>): Unnamed<A, R, S> => ({ scope, params, result }),
   })
 }
 
@@ -40,7 +42,7 @@ export const tenantScoped = scoped('tenant')
 /** A procedure over the whole broker (or on a tenant it is told of, never the caller's by default). */
 export const brokerWide = scoped('broker')
 
-type Named<T> = { readonly [K in keyof T]: T[K] extends Unnamed<infer A, infer R> ? Procedure<A, R> : never }
+type Named<T> = { readonly [K in keyof T]: T[K] extends Unnamed<infer A, infer R, infer S> ? Procedure<A, R, S> : never }
 
 /**
  * A family of procedures keyed by their SQL names (one sql/procedures file each): every entry is

@@ -106,3 +106,8 @@ export type Procedures = typeof procedures
 export type ProcedureName = keyof Procedures
 export type ArgsOf<N extends ProcedureName> = Procedures[N] extends Procedure<infer A, any> ? A : never
 export type ResultOf<N extends ProcedureName> = Procedures[N] extends Procedure<any, infer R> ? R : never
+
+/** The procedures about the caller's tenant, which a request's handle calls with its own tenant. */
+export type TenantProcedureName = { [N in ProcedureName]: Procedures[N]['scope'] extends 'tenant' ? N : never }[ProcedureName]
+/** The broker-wide procedures (lanes, maintenance steps, placement, system flags, metrics). */
+export type BrokerProcedureName = Exclude<ProcedureName, TenantProcedureName>

@@ -2,8 +2,8 @@
 // Read a variable with c.get(name), never c.var: hono's c.var copies every variable into a new
 // object on each access, a cost paid several times per request on the hottest routes.
 import type { Config } from '../config.js'
-import type { Database } from '../db/database.js'
 import type { PlacementService } from '../db/placement/service.js'
+import type { TenantDatabase } from '../db/tenant-database.js'
 import type { Logger } from '../log.js'
 import type { EncryptionFlags } from '../messages/encryption-flags.js'
 import type { ProcessMetrics } from '../metrics.js'
@@ -21,8 +21,11 @@ export interface AppEnv {
     principal: Principal
     /** The parsed JSON body of a route whose body class is required or optional. */
     body: Record<string, unknown>
-    /** The request's tenant's database (docs/placement.md), resolved after the guard. */
-    db: Database
+    /**
+     * The request's tenant's database (docs/placement.md), resolved after the guard and bound to
+     * that tenant: routes call tenant-scoped procedures without a tenant argument.
+     */
+    db: TenantDatabase
     /** The placement directory and moves, for the admin placement routes. */
     placement: PlacementService
     config: Config

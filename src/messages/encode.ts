@@ -25,7 +25,8 @@ export async function withEncryption<T>(
   run: (encoded: PushItemArg[]) => Promise<T>,
   flagsOf: (result: T) => readonly QueueFlag[] | null | undefined,
 ): Promise<T> {
-  const tenant = c.get('tenant')
+  // The flags are the tenant's whose database `run` writes to: the handle's.
+  const tenant = c.get('db').tenant
   const config = c.get('config')
   const flags = c.get('encryptionFlags')
   const ring = await keyring(config.QUEEN_ENCRYPTION_KEY, config.QUEEN_ENCRYPTION_KEY_PREVIOUS)

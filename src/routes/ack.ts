@@ -52,10 +52,10 @@ export const ackRoutes = [
       return consumerGroup ? { ...ack, consumerGroup } : ack
     })
     if (acks.length === 0) return c.json([])
-    return c.json(observed(c, acks, await c.get('db').call('log_ack_v1', { tenant: c.get('tenant'), acks })))
+    return c.json(observed(c, acks, await c.get('db').call('log_ack_v1', { acks })))
   }),
   route({ ...spec, path: '/api/v1/ack', summary: 'Settle one message (completed, failed, retry)', request: { body: ackBody } }, async (c, { body }) => {
     const ack = ackArg(body, 0)
-    return c.json(observed(c, [ack], await c.get('db').call('log_ack_v1', { tenant: c.get('tenant'), acks: [ack] })))
+    return c.json(observed(c, [ack], await c.get('db').call('log_ack_v1', { acks: [ack] })))
   }),
 ]

@@ -16,13 +16,13 @@ const queueQuery = z.object({ queue: qString() })
 
 export const analyticsRoutes = [
   route({ method: 'GET', path: '/api/v1/analytics/queue-ops', summary: 'Push, pop and ack counts per queue over a time range', ...read, request: { query: opsQuery } }, async (c, { query }) =>
-    c.json(await c.get('db').call('analytics_queue_ops_v1', { tenant: c.get('tenant'), filter: { ...timeRange(query), queue: query.queue } })),
+    c.json(await c.get('db').call('analytics_queue_ops_v1', { filter: { ...timeRange(query), queue: query.queue } })),
   ),
   route({ method: 'GET', path: '/api/v1/analytics/queue-lag', summary: 'Current lag per queue and consumer group', ...read, request: { query: queueQuery } }, async (c, { query }) =>
-    c.json(await c.get('db').call('analytics_queue_lag_v1', { tenant: c.get('tenant'), queue: query.queue })),
+    c.json(await c.get('db').call('analytics_queue_lag_v1', { queue: query.queue })),
   ),
   route({ method: 'GET', path: '/api/v1/analytics/retention', summary: 'Retained messages and bytes per queue', ...read, request: { query: queueQuery } }, async (c, { query }) =>
-    c.json(await c.get('db').call('analytics_retention_v1', { tenant: c.get('tenant'), queue: query.queue })),
+    c.json(await c.get('db').call('analytics_retention_v1', { queue: query.queue })),
   ),
   route({ method: 'GET', path: '/api/v1/analytics/system-metrics', summary: "The answering process's metrics", ...admin }, (c) =>
     c.json({ instances: [c.get('metrics').json(c.get('db').poolStats())] }),
@@ -34,6 +34,6 @@ export const analyticsRoutes = [
     c.json({ replicas: [{ instance: c.get('metrics').instance, parkedLongPolls: c.get('metrics').longPollsWaiting }] }),
   ),
   route({ method: 'GET', path: '/api/v1/analytics/postgres-stats', summary: 'PostgreSQL server statistics', ...admin }, async (c) =>
-    c.json(await c.get('db').call('system_postgres_stats_v1', {})),
+    c.json(await c.get('db').brokerWide.call('system_postgres_stats_v1', {})),
   ),
 ]

@@ -46,18 +46,17 @@ export const configureRoutes = [
     },
     async (c, { body }) => {
       const options = optionsOf(body)
-      const result = await c.get('db')
-        .call('configure_queue_v1', { tenant: c.get('tenant'), queue: body.queue, options, replace: body.mode === 'replace' })
-        .catch((error: unknown) => {
-          throw fromConfigureError(error)
-        })
+      const db = c.get('db')
+      const result = await db.call('configure_queue_v1', { queue: body.queue, options, replace: body.mode === 'replace' }).catch((error: unknown) => {
+        throw fromConfigureError(error)
+      })
       // This isolate's next push uses the new flag at once; other isolates learn it from the push
       // procedure's QMENC refusal (ENGINE 11.2), so no peer needs telling.
-      c.get('encryptionFlags').remember(c.get('tenant'), [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
+      c.get('encryptionFlags').remember(db.tenant, [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
       if (result.encryptionTurnedOff) {
         // D12: SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
         // encryption off; new messages are then stored in clear. Worth a line in the log.
-        c.get('log').warn('configure turned encryption off', { requestId: c.get('requestId'), tenant: c.get('tenant'), queue: body.queue })
+        c.get('log').warn('configure turned encryption off', { requestId: c.get('requestId'), tenant: db.tenant, queue: body.queue })
       }
       return c.json(result.response)
     },

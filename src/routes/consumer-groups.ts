@@ -3,7 +3,7 @@
 // may be :group, except on the delivery route (D8). An unknown group answers 200 with zero counts or
 // {} (D18); only the seek routes need their queue (and partition) to exist.
 import { z } from 'zod'
-import { HttpError, badRequest } from '../errors.js'
+import { badRequest } from '../errors.js'
 import { instant, instantOf, qBool, qInt } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'
@@ -54,24 +54,18 @@ export const seekBody = worded(
 
 export const deliveryBody = worded(z.object({ conflation: z.boolean({ error: 'conflation must be true or false' }) }), sentence)
 
-function notFound(result: Record<string, unknown>): Record<string, unknown> {
-  if (result.notFound === 'queue') throw new HttpError(404, 'queue_not_found', 'Queue not found')
-  if (result.notFound === 'partition') throw new HttpError(404, 'partition_not_found', 'Partition not found')
-  return result
-}
-
 // Both deletes are the same call: without :queue in the path the procedure acts on every queue.
 function deleteGroupRoute(path: string, summary: string, params: typeof groupParams | typeof groupQueueParams) {
   return route(
     { method: 'DELETE', path, summary, roles: ROLE_SETS.A, tenant: 'required', body: 'none', request: { params, query: deleteQuery } },
     async (c, input) =>
-      c.json(await c.get('db').call('consumer_group_delete_v1', { tenant: c.get('tenant'), ...input.params, deleteMetadata: input.query.deleteMetadata })),
+      c.json(await c.get('db').call('consumer_group_delete_v1', { ...input.params, deleteMetadata: input.query.deleteMetadata })),
   )
 }
 
 export const consumerGroupRoutes = [
   route({ method: 'GET', path: '/api/v1/consumer-groups', summary: 'Consumer groups with their queues and lag', ...read }, async (c) =>
-    c.json(await c.get('db').call('consumer_group_list_v1', { tenant: c.get('tenant') })),
+    c.json(await c.get('db').call('consumer_group_list_v1', {})),
   ),
   // Literal before /:group (API §3.6): a group named "lagging" has no detail view.
   route(
@@ -82,10 +76,10 @@ export const consumerGroupRoutes = [
       ...read,
       request: { query: z.object({ minLagSeconds: qInt(3600, 0, Number.MAX_SAFE_INTEGER) }) },
     },
-    async (c, { query }) => c.json(await c.get('db').call('consumer_group_lagging_v1', { tenant: c.get('tenant'), minLagSeconds: query.minLagSeconds })),
+    async (c, { query }) => c.json(await c.get('db').call('consumer_group_lagging_v1', { minLagSeconds: query.minLagSeconds })),
   ),
   route({ method: 'GET', path: '/api/v1/consumer-groups/:group', summary: "One consumer group's cursors per queue", ...read, request: { params: groupParams } }, async (c, { params }) =>
-    c.json(await c.get('db').call('consumer_group_detail_v1', { tenant: c.get('tenant'), group: params.group })),
+    c.json(await c.get('db').call('consumer_group_detail_v1', { group: params.group })),
   ),
   deleteGroupRoute('/api/v1/consumer-groups/:group', 'Delete a consumer group on every queue', groupParams),
   deleteGroupRoute('/api/v1/consumer-groups/:group/queues/:queue', 'Delete a consumer group on one queue', groupQueueParams),
@@ -99,7 +93,7 @@ export const consumerGroupRoutes = [
       request: { params: groupParams, body: subscriptionBody },
     },
     async (c, { params, body }) =>
-      c.json(await c.get('db').call('consumer_group_subscription_v1', { tenant: c.get('tenant'), group: params.group, timestamp: body.subscriptionTimestamp })),
+      c.json(await c.get('db').call('consumer_group_subscription_v1', { group: params.group, timestamp: body.subscriptionTimestamp })),
   ),
   route(
     {
@@ -110,7 +104,7 @@ export const consumerGroupRoutes = [
       body: 'required',
       request: { params: groupQueueParams, body: seekBody },
     },
-    async (c, { params, body }) => c.json(notFound(await c.get('db').call('consumer_group_seek_v1', { tenant: c.get('tenant'), ...params, ...body }))),
+    async (c, { params, body }) => c.json(await c.get('db').call('consumer_group_seek_v1', { ...params, ...body })),
   ),
   route(
     {
@@ -121,7 +115,7 @@ export const consumerGroupRoutes = [
       body: 'optional',
       request: { params: partitionParams },
     },
-    async (c, { params }) => c.json(notFound(await c.get('db').call('consumer_group_partition_seek_v1', { tenant: c.get('tenant'), ...params }))),
+    async (c, { params }) => c.json(await c.get('db').call('consumer_group_partition_seek_v1', params)),
   ),
   route(
     {
@@ -134,7 +128,7 @@ export const consumerGroupRoutes = [
     },
     async (c, { params, body }) => {
       if (params.group === QUEUE_MODE) throw badRequest('delivery applies to named consumer groups only')
-      return c.json(await c.get('db').call('consumer_group_delivery_v1', { tenant: c.get('tenant'), ...params, conflation: body.conflation }))
+      return c.json(await c.get('db').call('consumer_group_delivery_v1', { ...params, conflation: body.conflation }))
     },
   ),
 ]

@@ -22,7 +22,7 @@ export const dlqRoutes = [
     async (c, { query }) => {
       const { limit, offset } = query
       const filter = { queue: query.queue, consumerGroup: query.consumerGroup, partition: query.partition, from: query.from, to: query.to, limit, offset }
-      const { messages, total } = await c.get('db').call('log_dlq_v1', { tenant: c.get('tenant'), filter })
+      const { messages, total } = await c.get('db').call('log_dlq_v1', { filter })
       return c.json({ messages: await reveal(c.get('config'), messages), total, pagination: { limit, offset, total } })
     },
   ),

@@ -2,8 +2,8 @@
 // of partitions/changed. Not a pop: no lease, cursor or group; nothing written. Encrypted
 // payloads are decrypted here (the database never holds the key).
 import { z } from 'zod'
-import { ROLE_SETS, route } from '../http/route.js'
-import { entriesBody } from '../partitions/entries-body.js'
+import { route } from '../http/route.js'
+import { entriesBody, partitionLogRead } from '../partitions/entries-body.js'
 import { reveal } from '../reveal.js'
 
 const positive = z.number().int('must be an integer').positive('must be positive')
@@ -20,22 +20,11 @@ const fetchEntry = z.object({
 export const fetchBody = entriesBody(fetchEntry)
 
 export const fetchRoutes = [
-  route(
-    {
-      method: 'POST',
-      path: '/api/v1/fetch',
-      summary: 'Read partition logs by offset (no lease, cursor or group)',
-      roles: ROLE_SETS.R_RW_A,
-      tenant: 'required',
-      body: 'required',
-      request: { body: fetchBody },
-    },
-    async (c, { body }) => {
-      const result = await c.get('db').call('log_fetch_v1', { tenant: c.get('tenant'), entries: body.entries })
-      const entries = await Promise.all(
-        result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.get('config'), entry.frames) } : entry)),
-      )
-      return c.json({ entries })
-    },
-  ),
+  route({ ...partitionLogRead, path: '/api/v1/fetch', summary: 'Read partition logs by offset (no lease, cursor or group)', request: { body: fetchBody } }, async (c, { body }) => {
+    const result = await c.get('db').call('log_fetch_v1', { entries: body.entries })
+    const entries = await Promise.all(
+      result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.get('config'), entry.frames) } : entry)),
+    )
+    return c.json({ entries })
+  }),
 ]

@@ -2,14 +2,11 @@
 // committed pointer s3:<sink>:<queue>:committed that the retention lane's sink hold reads. PUT is
 // read-write, GET read-only, DELETE admin. One procedure call each.
 import { z } from 'zod'
-import { HttpError } from '../errors.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { fieldColon, worded } from '../http/validate.js'
 
 /** D2: at most 400 characters, counted as PostgreSQL's char_length counts them (code points). */
 export const MAX_KV_KEY_CHARS = 400
-
-const keyNotFound = () => new HttpError(404, 'key_not_found', 'Key not found')
 
 // Worded "key: ..." like the body fields: the texts predate the schema and clients see them.
 const keyParams = worded(
@@ -31,14 +28,13 @@ const kv = { tenant: 'required', request: { params: keyParams } } as const
 export const kvRoutes = [
   route(
     { method: 'PUT', path: '/api/v1/kv/:key', summary: 'Store a JSON value under a key', roles: ROLE_SETS.RW_A, body: 'required', ...kv, request: { params: keyParams, body: putBody } },
-    async (c, { params, body }) => c.json(await c.get('db').call('kv_put_v1', { tenant: c.get('tenant'), key: params.key, value: body.value ?? null })),
+    async (c, { params, body }) => c.json(await c.get('db').call('kv_put_v1', { key: params.key, value: body.value ?? null })),
   ),
-  route({ method: 'GET', path: '/api/v1/kv/:key', summary: 'Read the value stored under a key', roles: ROLE_SETS.R_RW_A, body: 'none', ...kv }, async (c, { params }) => {
-    const entry = await c.get('db').call('kv_get_v1', { tenant: c.get('tenant'), key: params.key })
-    if (!entry) throw keyNotFound()
-    return c.json(entry)
-  }),
+  // An absent key is the procedure's 404 key_not_found.
+  route({ method: 'GET', path: '/api/v1/kv/:key', summary: 'Read the value stored under a key', roles: ROLE_SETS.R_RW_A, body: 'none', ...kv }, async (c, { params }) =>
+    c.json(await c.get('db').call('kv_get_v1', { key: params.key })),
+  ),
   route({ method: 'DELETE', path: '/api/v1/kv/:key', summary: 'Delete a key', roles: ROLE_SETS.A, body: 'none', ...kv }, async (c, { params }) =>
-    c.json(await c.get('db').call('kv_delete_v1', { tenant: c.get('tenant'), key: params.key })),
+    c.json(await c.get('db').call('kv_delete_v1', { key: params.key })),
   ),
 ]

@@ -23,6 +23,6 @@ export const leaseRoutes = [
       request: { body: extendBody },
     },
     async (c, { params, body }) =>
-      c.json(await c.get('db').call('log_renew_v1', { tenant: c.get('tenant'), items: [{ index: 0, leaseId: params.leaseId ?? '', seconds: body.seconds }] })),
+      c.json(await c.get('db').call('log_renew_v1', { items: [{ index: 0, leaseId: params.leaseId ?? '', seconds: body.seconds }] })),
   ),
 ]

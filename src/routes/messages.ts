@@ -1,7 +1,6 @@
 // Message reads and admin delete (API 5.9, D20): a listing without payloads, the detail of one
 // key with its payload decrypted, and delete by tombstone. One procedure call each.
 import { z } from 'zod'
-import { HttpError } from '../errors.js'
 import { INT_MAX, instant, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { isUuid } from '../ids.js'
@@ -9,8 +8,6 @@ import { reveal } from '../reveal.js'
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const
 const HOUR_MS = 3_600_000
-
-const messageNotFound = () => new HttpError(404, 'message_not_found', 'Message not found')
 
 /** The key of a message, and whether it can name one: a partition id that is not a UUID names nothing (API 2.2 rule 1). */
 function keyOf(params: Record<string, string>) {
@@ -44,15 +41,13 @@ export const messageRoutes = [
         from: query.from ?? new Date(now - HOUR_MS).toISOString(),
         to: query.to ?? new Date(now).toISOString(),
       }
-      return c.json(await c.get('db').call('log_messages_v1', { tenant: c.get('tenant'), filter }))
+      return c.json(await c.get('db').call('log_messages_v1', { filter }))
     },
   ),
 
+  // No such message, a malformed partition id included, is the procedure's 404 message_not_found.
   route({ method: 'GET', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'One message with its payload', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c, { params }) => {
-    const { wellFormed, ...key } = keyOf(params)
-    if (!wellFormed) throw messageNotFound()
-    const message = await c.get('db').call('log_message_v1', { tenant: c.get('tenant'), ...key })
-    if (!message) throw messageNotFound()
+    const message = await c.get('db').call('log_message_v1', { partitionId: params.partitionId!, transactionId: params.transactionId! })
     const { isEncrypted, payload, ...rest } = message
     const [opened] = await reveal(c.get('config'), [{ enc: isEncrypted, data: payload }])
     return c.json({ ...rest, payload: opened!.data, isEncrypted, ...(opened!.decryptError ? { decryptError: opened!.decryptError } : {}) })
@@ -62,6 +57,6 @@ export const messageRoutes = [
     const { wellFormed, ...key } = keyOf(params)
     // A malformed id deletes nothing, like an unknown one: the cleanup idiom answers 200.
     if (!wellFormed) return c.json({ success: false, ...key, deleted: 0, message: 'Message not found' })
-    return c.json(await c.get('db').call('log_message_delete_v1', { tenant: c.get('tenant'), ...key }))
+    return c.json(await c.get('db').call('log_message_delete_v1', key))
   }),
 ]

@@ -96,7 +96,7 @@ export const metricsRoutes = [
     const pools: [string, PoolStats][] = []
     await Promise.all(
       names.map(async (name) => {
-        const db = several ? c.get('placement').database(name) : c.get('db')
+        const db = several ? c.get('placement').database(name) : c.get('db').brokerWide
         const database = several ? name : null
         const pool = db.poolStats()
         if (several && pool) pools.push([name, pool])

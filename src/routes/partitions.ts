@@ -4,8 +4,8 @@
 // READ COMMITTED with a fresh snapshot per statement (which its safeTime argument needs).
 import { z } from 'zod'
 import { instant } from '../http/query-schema.js'
-import { ROLE_SETS, route } from '../http/route.js'
-import { entriesBody } from '../partitions/entries-body.js'
+import { route } from '../http/route.js'
+import { entriesBody, partitionLogRead } from '../partitions/entries-body.js'
 
 const changedEntry = z.object({
   queue: z.string({ error: 'must be a string' }),
@@ -20,15 +20,7 @@ export const changedBody = entriesBody(changedEntry)
 
 export const partitionsRoutes = [
   route(
-    {
-      method: 'POST',
-      path: '/api/v1/partitions/changed',
-      summary: 'List partitions changed since a time or cursor, with a safeTime watermark',
-      roles: ROLE_SETS.R_RW_A,
-      tenant: 'required',
-      body: 'required',
-      request: { body: changedBody },
-    },
-    async (c, { body }) => c.json(await c.get('db').call('log_partitions_changed_v1', { tenant: c.get('tenant'), entries: body.entries })),
+    { ...partitionLogRead, path: '/api/v1/partitions/changed', summary: 'List partitions changed since a time or cursor, with a safeTime watermark', request: { body: changedBody } },
+    async (c, { body }) => c.json(await c.get('db').call('log_partitions_changed_v1', { entries: body.entries })),
   ),
 ]

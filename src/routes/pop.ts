@@ -96,7 +96,7 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const keys = scope.queue !== undefined ? [wakeKey(c.get('tenant'), scope.queue)] : []
   const waker = c.get('popWaker')
   const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal))
-  const check = () => c.get('db').call('log_pop_v1', { tenant: c.get('tenant'), request })
+  const check = () => c.get('db').call('log_pop_v1', { request })
 
   let result = await check()
   if (result.messages.length > 0) return answer(c, result, request.group)

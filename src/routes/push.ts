@@ -30,7 +30,7 @@ export const pushRoutes = [
         c,
         items,
         (i) => `items[${i}]`,
-        (encoded) => c.get('db').call('log_push_v1', { tenant: c.get('tenant'), items: encoded }),
+        (encoded) => c.get('db').call('log_push_v1', { items: encoded }),
         (r) => r.queues,
       )
       wakePops(c, items.map((i) => i.queue))

@@ -5,7 +5,7 @@ import { ROLE_SETS, route } from '../http/route.js'
 export const statsRoutes = [
   route({ method: 'POST', path: '/api/v1/stats/refresh', summary: "Recompute the caller's tenant's stats now", roles: ROLE_SETS.A, tenant: 'required', body: 'optional' }, async (c) => {
     const started = Date.now()
-    const { processed } = await c.get('db').call('log_stats_refresh_step_v1', { tenant: c.get('tenant') })
+    const { processed } = await c.get('db').call('log_stats_refresh_v1', {})
     return c.json({ success: true, refreshedAt: new Date().toISOString(), queues: processed, durationMs: Date.now() - started })
   }),
 ]

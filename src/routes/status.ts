@@ -4,7 +4,6 @@
 // /status/buffers is process-local: this broker has no push buffer, so its zeros are true.
 import { z } from 'zod'
 import type { StatusFilter } from '../db/procedures.js'
-import { HttpError } from '../errors.js'
 import { qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { timeRange, timeRangeShape } from '../http/time-range.js'
@@ -12,7 +11,6 @@ import { timeRange, timeRangeShape } from '../http/time-range.js'
 const PING_TIMEOUT_MS = 2000
 const INTERVALS = ['minute', 'hour', 'day'] as const
 
-const queueNotFound = () => new HttpError(404, 'queue_not_found', 'Queue not found')
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 
 /** The time range plus the queue, namespace and task filters the status reads share. */
@@ -31,13 +29,13 @@ const detailQuery = z.object({ includePartitions: qBool(true) })
 
 export const statusRoutes = [
   route({ method: 'GET', path: '/api/v1/status', summary: 'Dashboard overview: counts, throughput and lag', ...read, request: { query: statusQuery } }, async (c, { query }) =>
-    c.json(await c.get('db').call('status_overview_v1', { tenant: c.get('tenant'), filter: statusFilter(query) })),
+    c.json(await c.get('db').call('status_overview_v1', { filter: statusFilter(query) })),
   ),
   route({ method: 'GET', path: '/api/v1/status/queues', summary: 'Queues with their counts, paged', ...read, request: { query: queuesQuery } }, async (c, { query }) =>
-    c.json(await c.get('db').call('status_queues_v1', { tenant: c.get('tenant'), filter: query })),
+    c.json(await c.get('db').call('status_queues_v1', { filter: query })),
   ),
   route({ method: 'GET', path: '/api/v1/status/analytics', summary: 'Throughput and latency series per minute, hour or day', ...read, request: { query: analyticsQuery } }, async (c, { query }) =>
-    c.json(await c.get('db').call('status_analytics_v1', { tenant: c.get('tenant'), filter: { ...statusFilter(query), interval: query.interval } })),
+    c.json(await c.get('db').call('status_analytics_v1', { filter: { ...statusFilter(query), interval: query.interval } })),
   ),
   route({ method: 'GET', path: '/api/v1/status/buffers', summary: "This process's push buffer (always empty) and database health", ...read }, async (c) => {
     let dbHealthy = true
@@ -48,14 +46,10 @@ export const statusRoutes = [
     }
     return c.json({ pending: 0, failed: 0, dbHealthy, worker: c.get('metrics').instance, note: 'no local push buffer' })
   }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params, query }) => {
-    const detail = await c.get('db').call('status_queue_detail_v1', { tenant: c.get('tenant'), queue: params.queue!, includePartitions: query.includePartitions })
-    if (!detail) throw queueNotFound()
-    return c.json(detail)
-  }),
-  route({ method: 'GET', path: '/api/v1/status/queues/:queue/messages', summary: "A queue's recent messages, paged", ...read, request: { query: pageQuery } }, async (c, { params, query }) => {
-    const messages = await c.get('db').call('status_queue_messages_v1', { tenant: c.get('tenant'), queue: params.queue!, ...query })
-    if (!messages) throw queueNotFound()
-    return c.json(messages)
-  }),
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue', summary: 'One queue with its partitions and consumer groups', ...read, request: { query: detailQuery } }, async (c, { params, query }) =>
+    c.json(await c.get('db').call('status_queue_detail_v1', { queue: params.queue!, includePartitions: query.includePartitions })),
+  ),
+  route({ method: 'GET', path: '/api/v1/status/queues/:queue/messages', summary: "A queue's recent messages, paged", ...read, request: { query: pageQuery } }, async (c, { params, query }) =>
+    c.json(await c.get('db').call('status_queue_messages_v1', { queue: params.queue!, ...query })),
+  ),
 ]

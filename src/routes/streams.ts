@@ -130,7 +130,6 @@ export const streamsRoutes = [
     { method: 'POST', path: '/streams/v1/queries', summary: 'Register a stream query (or find it, or reset it)', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required', request: { body: registerBody } },
     async (c, { body }) => {
       const result = await c.get('db').call('streams_register_query_v1', {
-        tenant: c.get('tenant'),
         name: body.name,
         sourceQueue: body.source_queue,
         sinkQueue: body.sink_queue ?? null,
@@ -144,17 +143,16 @@ export const streamsRoutes = [
   ),
   route(
     { method: 'GET', path: '/streams/v1/queries', summary: "The tenant's stream queries with state size and source lag", roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' },
-    async (c) => c.json({ queries: await c.get('db').call('streams_queries_v1', { tenant: c.get('tenant') }) }),
+    async (c) => c.json({ queries: await c.get('db').call('streams_queries_v1', {}) }),
   ),
   route(
     { method: 'DELETE', path: '/streams/v1/queries/:name', summary: 'Delete a stream query and its state', roles: ROLE_SETS.A, tenant: 'required', body: 'none', request: { params: nameParams } },
-    async (c, { params }) => c.json(await c.get('db').call('streams_query_delete_v1', { tenant: c.get('tenant'), name: params.name })),
+    async (c, { params }) => c.json(await c.get('db').call('streams_query_delete_v1', { name: params.name })),
   ),
   route(
     { method: 'POST', path: '/streams/v1/state/get', summary: "Read a stream query's state on one source partition", roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'required', request: { body: stateGetBody } },
     async (c, { body }) => {
       const { rows } = await c.get('db').call('streams_state_get_v1', {
-        tenant: c.get('tenant'),
         queryId: body.query_id,
         partitionId: body.partition_id,
         keys: body.keys,
@@ -189,7 +187,7 @@ export const streamsRoutes = [
         c,
         items,
         (i) => `push_items[${i}]`,
-        (encoded) => c.get('db').call('streams_cycle_v1', { tenant: c.get('tenant'), body: { ...request, push_items: encoded } satisfies StreamCycleArg, cycleHash }),
+        (encoded) => c.get('db').call('streams_cycle_v1', { body: { ...request, push_items: encoded } satisfies StreamCycleArg, cycleHash }),
         (r) => r.queues,
       )
       if (result.success && !result.replayed && items.length > 0) {

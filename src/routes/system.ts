@@ -19,20 +19,20 @@ const popMessage = (on: boolean) =>
 
 export const systemRoutes = [
   route({ method: 'GET', path: '/api/v1/system/maintenance/pop', summary: 'Read the pop maintenance flag', ...read }, async (c) => {
-    const { popMaintenanceMode } = await c.get('db').call('system_maintenance_v1', {})
+    const { popMaintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_v1', {})
     return c.json({ popMaintenanceMode, message: popMessage(popMaintenanceMode) })
   }),
   route({ method: 'POST', path: '/api/v1/system/maintenance/pop', summary: 'Turn pop maintenance on or off (broker-wide)', ...write }, async (c, { body }) => {
-    const { popMaintenanceMode } = await c.get('db').call('system_maintenance_set_v1', { mode: 'pop', enabled: body.enabled })
+    const { popMaintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_set_v1', { mode: 'pop', enabled: body.enabled })
     c.get('log').warn('pop maintenance switched', { requestId: c.get('requestId'), enabled: popMaintenanceMode })
     return c.json({ popMaintenanceMode, message: popMessage(popMaintenanceMode) })
   }),
   route({ method: 'GET', path: '/api/v1/system/maintenance', summary: 'Read the maintenance flags', ...read }, async (c) => {
-    const flags = await c.get('db').call('system_maintenance_v1', {})
+    const flags = await c.get('db').brokerWide.call('system_maintenance_v1', {})
     return c.json({ ...flags, ...NO_BUFFER, bufferStats: { pending: 0, failed: 0 } })
   }),
   route({ method: 'POST', path: '/api/v1/system/maintenance', summary: 'Turn push maintenance on or off (broker-wide)', ...write }, async (c, { body }) => {
-    const { maintenanceMode } = await c.get('db').call('system_maintenance_set_v1', { mode: 'push', enabled: body.enabled })
+    const { maintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_set_v1', { mode: 'push', enabled: body.enabled })
     c.get('log').warn('push maintenance switched', { requestId: c.get('requestId'), enabled: maintenanceMode })
     return c.json({ maintenanceMode, ...NO_BUFFER, message: pushMessage(maintenanceMode) })
   }),

@@ -2,7 +2,6 @@
 // message key or by trace name. Entries are snake_case on the wire (Queen's format). Traces
 // outlive their queue and the message's retention, so the reads never require either to exist.
 import { z } from 'zod'
-import { HttpError } from '../errors.js'
 import { qInt } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { pathText, sentence, worded } from '../http/validate.js'
@@ -15,8 +14,6 @@ const TRACE_NAMES_MAX = 20
 // Paging: limit is clamped to [1, LIMIT_MAX] (documented in docs/traces.md); offset is any integer
 // ≥ 0, clamped to a safe integer. Anything not base-10 digits is a 400 (API §1.5).
 const LIMIT_MAX = 1000
-
-const messageNotFound = () => new HttpError(404, 'message_not_found', 'Message not found')
 
 const missing = (v: unknown) => v === undefined || v === null || v === ''
 
@@ -94,10 +91,8 @@ export const traceRoutes = [
   route(
     { method: 'POST', path: '/api/v1/traces', summary: 'Record a trace event against a message', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required', request: { body: traceBody } },
     async (c, { body }) => {
-      // A malformed id names no partition: not found (API §2.2 rule 1), and never a SQL cast error.
-      if (!isUuid(body.partitionId)) throw messageNotFound()
-      const created = await c.get('db').call('trace_create_v1', { tenant: c.get('tenant'), ...body })
-      if (created === null) throw messageNotFound()
+      // No such message, a malformed partition id included, is the procedure's 404 message_not_found.
+      const created = await c.get('db').call('trace_create_v1', body)
       return c.json({ success: true, traceId: created.traceId }, 201)
     },
   ),
@@ -106,7 +101,7 @@ export const traceRoutes = [
     { method: 'GET', path: '/api/v1/traces/names', summary: 'Trace names in use, paged', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none', request: { query: pageQuery(50) } },
     async (c, { query }) => {
       const { limit, offset } = query
-      const result = await c.get('db').call('trace_names_v1', { tenant: c.get('tenant'), limit, offset })
+      const result = await c.get('db').call('trace_names_v1', { limit, offset })
       return c.json({ trace_names: result.trace_names, total: result.total, pagination: { limit, offset } })
     },
   ),
@@ -122,7 +117,7 @@ export const traceRoutes = [
     },
     async (c, { params, query }) => {
       const { limit, offset } = query
-      const result = await c.get('db').call('trace_by_name_v1', { tenant: c.get('tenant'), name: params.name, limit, offset })
+      const result = await c.get('db').call('trace_by_name_v1', { name: params.name, limit, offset })
       const payloads = await reveal(
         c.get('config'),
         result.traces.map((t) => ({ enc: t.enc, data: t.message_payload })),
@@ -146,7 +141,7 @@ export const traceRoutes = [
     async (c, { params }) => {
       // A malformed id can have no traces: the empty list an unknown key gets, without a SQL cast.
       if (!isUuid(params.partitionId)) return c.json({ traces: [] })
-      return c.json(await c.get('db').call('trace_list_v1', { tenant: c.get('tenant'), ...params }))
+      return c.json(await c.get('db').call('trace_list_v1', params))
     },
   ),
 ]

@@ -86,7 +86,7 @@ export const transactionRoutes = [
             at += op.items.length
             return { type: 'push', items }
           })
-          return c.get('db').call('log_transaction_v1', { tenant: c.get('tenant'), ops: wired, requiredLeases })
+          return c.get('db').call('log_transaction_v1', { ops: wired, requiredLeases })
         },
         // The push results name the queues, but not their flags; a stale flag shows up as QMENC.
         () => null,

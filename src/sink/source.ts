@@ -6,6 +6,7 @@
 // fetch route does, so an archive of an encrypted queue holds what a consumer would read.
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
+import { DbError } from '../db/errors.js'
 import { reveal } from '../reveal.js'
 
 export interface ChangedPartition {
@@ -62,7 +63,11 @@ export function databaseSource(db: Database, config: Config, tenant: string): Si
       )
     },
     async readPointer(sink, queue) {
-      const entry = await db.call('kv_get_v1', { tenant, key: pointerKey(sink, queue) })
+      const entry = await db.call('kv_get_v1', { tenant, key: pointerKey(sink, queue) }).catch((error: unknown) => {
+        // No pointer yet (the sink's first window): kv_get_v1's key-not-found refusal.
+        if (error instanceof DbError && error.sqlstate === 'QMNFK') return null
+        throw error
+      })
       const value = entry?.value as { windowEnd?: unknown } | null | undefined
       return typeof value?.windowEnd === 'string' ? value.windowEnd : null
     },

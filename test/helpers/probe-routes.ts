@@ -19,7 +19,7 @@ export const probeRoutes = [
   }),
   route({ summary: 'test probe', method: 'GET', path: '/probe/db', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c) => {
     // A real procedure call, so a database outage surfaces exactly as it would on a product route.
-    return c.json(await c.var.db.call('log_dedup_purge_step_v1', { limit: 1 }))
+    return c.json(await c.var.db.brokerWide.call('log_dedup_purge_step_v1', { limit: 1 }))
   }),
   route({ summary: 'test probe', method: 'GET', path: '/probe/raise/:sqlstate', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, (c) => {
     throw new DbError('sqlstate', c.req.param('sqlstate') ?? '', 'relation "queen.secret" does not exist at host db.internal')

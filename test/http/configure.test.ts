@@ -299,12 +299,14 @@ describe('bad requests write nothing', () => {
 
 describe('verdicts and failures of the procedure', () => {
   beforeAll(async () => {
-    // A real verdict raised inside the configure transaction, by a trigger on the row it writes.
+    // A real verdict raised inside the configure transaction, by a trigger on the row it writes. A
+    // "not found" verdict says so by its SQLSTATE (no_data_found), never by its text.
     await app.database.sql(`
       create function public.refuse_configure() returns trigger language plpgsql as $$
       begin
         if new.name = 'frozen' then raise exception 'queue frozen is frozen by policy'; end if;
-        if new.name = 'ghost' then raise exception 'tenant ghost not found'; end if;
+        if new.name = 'ghost' then raise exception using errcode = 'no_data_found', message = 'tenant ghost not found'; end if;
+        if new.name = 'wraith' then raise exception 'tenant wraith not found'; end if;
         return new;
       end $$`)
     await app.database.sql(`create trigger refuse before insert or update on queen.queues for each row execute function public.refuse_configure()`)
@@ -324,6 +326,12 @@ describe('verdicts and failures of the procedure', () => {
     const res = await configure({ queue: 'ghost' })
     expect(res.status).toBe(404)
     expect(res.body).toEqual({ error: 'tenant ghost not found', code: 'not_found' })
+  })
+
+  it('reads the verdict\'s SQLSTATE, never its text: a plain raise that says "not found" is 500', async () => {
+    const res = await configure({ queue: 'wraith' })
+    expect(res.status).toBe(500)
+    expect(res.body).toEqual({ error: 'tenant wraith not found', code: 'internal' })
   })
 
   it('answers 500 "configure failed" when the call itself fails, without leaking the connection string', async () => {

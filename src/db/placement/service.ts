@@ -1,7 +1,7 @@
 // What the placement admin routes can do, over one PlacementRouter: list the databases and the
 // directory, place a tenant, move one. Kept in src/db so the routes stay free of drivers and SQL.
 import type { Logger } from '../../log.js'
-import type { Database } from '../database.js'
+import type { BrokerDatabase } from '../tenant-database.js'
 import type { Placement } from '../procedures.js'
 import { DEFAULT_DATABASE } from './database-set.js'
 import { moveTenant, type MoveReport } from './move.js'
@@ -10,8 +10,8 @@ import type { PlacementRouter } from './router.js'
 export interface PlacementService {
   /** `default` first, then QUEEN_DATABASES' names. */
   readonly databases: readonly string[]
-  /** One database by name (opened on first use), for series reported per database. */
-  database(name: string): Database
+  /** One database by name (opened on first use), for series reported per database: broker-wide calls only. */
+  database(name: string): BrokerDatabase
   list(): Promise<{ version: number; placements: Placement[] }>
   set(tenant: string, database: string, force: boolean): Promise<Placement>
   move(tenant: string, to: string): Promise<MoveReport>

@@ -2,7 +2,7 @@
 // (sql/procedures/025_admin_queues.sql). Every answer is sent as it is, hence `verbatim`.
 import { z } from 'zod'
 import { defineFamily, tenantScoped } from '../procedure.js'
-import { count, instant, orNotFound, verbatim } from './shared.js'
+import { count, instant, verbatim } from './shared.js'
 
 /** Both outcomes are bodies (delete-before-create is the SDKs' cleanup idiom). */
 const queueDeleted = z.object({ deleted: z.boolean(), queue: z.string(), existed: z.boolean(), message: z.string().optional() })
@@ -35,9 +35,9 @@ const partitionsPage = z.object({
 })
 
 export const adminQueuesFamily = defineFamily({
-  /** Advances the log start of every partition in scope; {notFound} for an unknown queue or partition. */
+  /** Advances the log start of every partition in scope; QM404 for an unknown queue, QMNFP for an unknown partition. */
   queue_clear_v1: tenantScoped<{ tenant: string; queue: string; partition?: string }>({ tenant: 'text', queue: 'text', partition: 'text' }).returns(
-    verbatim(orNotFound(cleared, 'queue', 'partition')),
+    verbatim(cleared),
   ),
   /** One page of partitions with depth. */
   partition_list_v1: tenantScoped<{ tenant: string; filter: { queue?: string; minDepth: number; limit: number; offset: number }; now?: Date }>({

@@ -2,7 +2,7 @@
 // Every answer is sent as it is, hence `verbatim`.
 import { z } from 'zod'
 import { defineFamily, tenantScoped } from '../procedure.js'
-import { count, instant, offset, orNotFound, verbatim } from './shared.js'
+import { count, instant, offset, verbatim } from './shared.js'
 
 /** One (group, queue) pair of the listing. */
 const listedGroup = z.object({
@@ -113,21 +113,21 @@ export const consumerGroupsFamily = defineFamily({
     group: 'text',
     timestamp: 'timestamptz',
   }).returns(verbatim(resubscribed)),
-  /** Seeks every partition of a queue by timestamp or to its end; {notFound} for an unknown queue. */
+  /** Seeks every partition of a queue by timestamp or to its end; QM404 for an unknown queue. */
   consumer_group_seek_v1: tenantScoped<{ tenant: string; group: string; queue: string; timestamp?: string; toEnd: boolean }>({
     tenant: 'text',
     group: 'text',
     queue: 'text',
     timestamp: 'timestamptz',
     toEnd: 'boolean',
-  }).returns(verbatim(orNotFound(sought, 'queue'))),
-  /** Seeks one partition to its end; {notFound} for an unknown queue or partition. */
+  }).returns(verbatim(sought)),
+  /** Seeks one partition to its end; QM404 for an unknown queue, QMNFP for an unknown partition. */
   consumer_group_partition_seek_v1: tenantScoped<{ tenant: string; group: string; queue: string; partition: string }>({
     tenant: 'text',
     group: 'text',
     queue: 'text',
     partition: 'text',
-  }).returns(verbatim(orNotFound(partitionSought, 'queue', 'partition'))),
+  }).returns(verbatim(partitionSought)),
   /** Sets a named group's delivery policy (conflation) on a queue. */
   consumer_group_delivery_v1: tenantScoped<{ tenant: string; group: string; queue: string; conflation: boolean }>({
     tenant: 'text',

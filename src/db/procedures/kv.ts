@@ -9,8 +9,8 @@ export const kvFamily = defineFamily({
   kv_put_v1: tenantScoped<{ tenant: string; key: string; value: unknown; now?: Date }>({ tenant: 'text', key: 'text', value: 'jsonb', now: 'timestamptz' }).returns(
     kvEntry,
   ),
-  /** Reads one key/value pointer of the tenant; null when absent. */
-  kv_get_v1: tenantScoped<{ tenant: string; key: string }>({ tenant: 'text', key: 'text' }).returns(kvEntry.nullable()),
+  /** Reads one key/value pointer of the tenant; QMNFK when absent. */
+  kv_get_v1: tenantScoped<{ tenant: string; key: string }>({ tenant: 'text', key: 'text' }).returns(kvEntry),
   /** Deletes one key/value pointer of the tenant. */
   kv_delete_v1: tenantScoped<{ tenant: string; key: string }>({ tenant: 'text', key: 'text' }).returns(z.object({ deleted: z.boolean() })),
 })

@@ -70,13 +70,13 @@ export const messagesFamily = defineFamily({
   log_messages_v1: tenantScoped<{ tenant: string; filter: Record<string, unknown>; now?: Date }>({ tenant: 'text', filter: 'jsonb', now: 'timestamptz' }).returns(
     z.object({ messages: z.array(verbatim(listedMessage)), mode: verbatim(consumptionMode) }),
   ),
-  /** One message by key, newest retained frame, with its payload; null when there is none. */
+  /** One message by key (the partition id as the client sent it), newest retained frame, with its payload; QMNFM when there is none. */
   log_message_v1: tenantScoped<{ tenant: string; partitionId: string; transactionId: string; now?: Date }>({
     tenant: 'text',
-    partitionId: 'uuid',
+    partitionId: 'text',
     transactionId: 'text',
     now: 'timestamptz',
-  }).returns(verbatim(messageDetail.nullable())),
+  }).returns(verbatim(messageDetail)),
   /** Admin delete by tombstone: every retained frame of the key, and its DLQ rows. */
   log_message_delete_v1: tenantScoped<{ tenant: string; partitionId: string; transactionId: string }>({
     tenant: 'text',

@@ -34,14 +34,6 @@ export const messageStatus = z.enum(['pending', 'processing', 'completed', 'dead
 /** The message counts of the resource and status reads; failed is always null (no such state here). */
 export const messageStats = messageTotals.extend({ completed: count, failed: z.null(), deadLetter: count })
 
-/**
- * An answer that is either `found` or names what was not found (the route's 404). A found answer
- * is typed with notFound absent, so the route can test notFound on either kind.
- */
-export function orNotFound<S extends z.ZodObject, const K extends readonly [string, ...string[]]>(found: S, ...kinds: K) {
-  return z.union([found.extend({ notFound: z.undefined().optional() }), z.object({ notFound: z.enum(kinds) })])
-}
-
 const STORED = { text: z.string(), int: z.number().int(), bool: z.boolean(), any: z.unknown() } as const
 
 /** A queue's 21 options as _queue_options writes them from its row (the sink-hold pair is text and int there). */

@@ -57,16 +57,16 @@ const listedQueue = z.object({
 })
 
 export const statsFamily = defineFamily({
-  /** Live backlog of a queue by watermark arithmetic, for one group or the worst; null for an unknown queue. */
+  /** Live backlog of a queue by watermark arithmetic, for one group or the worst; QM404 for an unknown queue. */
   log_queue_depth_v1: tenantScoped<{ tenant: string; queue: string; group?: string; now?: Date }>({
     tenant: 'text',
     queue: 'text',
     group: 'text',
     now: 'timestamptz',
-  }).returns(verbatim(queueDepth.nullable())),
-  /** One queue in detail: its 21 options, per-partition stats, totals; null for an unknown queue. */
+  }).returns(verbatim(queueDepth)),
+  /** One queue in detail: its 21 options, per-partition stats, totals; QM404 for an unknown queue. */
   log_queue_detail_v1: tenantScoped<{ tenant: string; queue: string; now?: Date }>({ tenant: 'text', queue: 'text', now: 'timestamptz' }).returns(
-    verbatim(queueDetail.nullable()),
+    verbatim(queueDetail),
   ),
   /** The tenant's queues: live watermarks plus the lanes' cached numbers, or cached only. */
   log_queue_stats_all_v1: tenantScoped<{ tenant: string; cached: boolean; now?: Date }>({ tenant: 'text', cached: 'boolean', now: 'timestamptz' }).returns(
@@ -78,11 +78,13 @@ export const statsFamily = defineFamily({
   ),
   /** The stats lane's last stage: one tenant's listing rendered again, in tenant order after `after`. */
   stats_listing_render_step_v1: brokerWide<{ after?: string }>({ after: 'text' }).returns(stepResult),
-  /** One step of the stats lane over every tenant's queues, or (tenant given) all of one tenant's at once. */
+  /** One step of the stats lane over every tenant's queues, or (tenant given, tests) all of one tenant's at once. */
   log_stats_refresh_step_v1: brokerWide<{ after?: string; limit?: number; tenant?: string; now?: Date }>({
     after: 'uuid',
     limit: 'int',
     tenant: 'text',
     now: 'timestamptz',
   }).returns(stepResult),
+  /** Every queue of the caller's tenant at once: the refresh route's run of the lane's step. */
+  log_stats_refresh_v1: tenantScoped<{ tenant: string; now?: Date }>({ tenant: 'text', now: 'timestamptz' }).returns(stepResult),
 })

@@ -104,21 +104,21 @@ export const statusFamily = defineFamily({
   status_queues_v1: tenantScoped<{ tenant: string; filter: StatusFilter & { limit: number; offset: number } }>({ tenant: 'text', filter: 'jsonb' }).returns(
     verbatim(queuesPage),
   ),
-  /** One queue with its partitions; null for an unknown queue; includePartitions false leaves partitions out. */
+  /** One queue with its partitions (QM404 for an unknown queue); includePartitions false leaves partitions out. */
   status_queue_detail_v1: tenantScoped<{ tenant: string; queue: string; includePartitions?: boolean; now?: Date }>({
     tenant: 'text',
     queue: 'text',
     includePartitions: 'boolean',
     now: 'timestamptz',
-  }).returns(verbatim(queueDetail.nullable())),
-  /** One page of a queue's messages, newest first; null for an unknown queue. */
+  }).returns(verbatim(queueDetail)),
+  /** One page of a queue's messages, newest first; QM404 for an unknown queue. */
   status_queue_messages_v1: tenantScoped<{ tenant: string; queue: string; limit: number; offset: number; now?: Date }>({
     tenant: 'text',
     queue: 'text',
     limit: 'int',
     offset: 'bigint',
     now: 'timestamptz',
-  }).returns(verbatim(z.array(queueMessage).nullable())),
+  }).returns(verbatim(z.array(queueMessage))),
   /** Zero-filled minute, hour or day buckets of the per-minute counters. */
   status_analytics_v1: tenantScoped<{ tenant: string; filter: StatusFilter & { interval: string } }>({ tenant: 'text', filter: 'jsonb' }).returns(
     verbatim(analytics),

@@ -39,17 +39,17 @@ export interface TraceCreateArg {
 }
 
 export const tracesFamily = defineFamily({
-  /** Records a trace against the newest retained frame of a key; null when the tenant has no such frame. */
+  /** Records a trace against the newest retained frame of a key (the partition id as the client sent it); QMNFM when the tenant has no such frame. */
   trace_create_v1: tenantScoped<TraceCreateArg>({
     tenant: 'text',
-    partitionId: 'uuid',
+    partitionId: 'text',
     transactionId: 'text',
     data: 'jsonb',
     consumerGroup: 'text',
     eventType: 'text',
     traceNames: 'text[]',
     now: 'timestamptz',
-  }).returns(z.object({ traceId: z.string() }).nullable()),
+  }).returns(z.object({ traceId: z.string() })),
   /** The traces of one message key, oldest first; [] for an unknown key. */
   trace_list_v1: tenantScoped<{ tenant: string; partitionId: string; transactionId: string }>({
     tenant: 'text',

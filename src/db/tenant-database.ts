@@ -1,0 +1,39 @@
+// The database handle a request gets: its tenant's database, bound to that tenant. Routes call
+// tenant-scoped procedures without a tenant argument (`db.call('kv_get_v1', { key })`); the handle
+// adds the one the request chain settled, so a route can neither forget it nor name another.
+// Broker-wide procedures (the system flags, metrics, Postgres statistics) go through
+// `db.brokerWide`, which accepts only those, so each such call says what it is.
+import type { Database, PoolStats } from './database.js'
+import type { ArgsOf, BrokerProcedureName, ResultOf, TenantProcedureName } from './procedures.js'
+
+/** A tenant-scoped procedure's arguments less the tenant, which the handle supplies. */
+export type TenantArgsOf<N extends TenantProcedureName> = Omit<ArgsOf<N>, 'tenant'>
+
+/** The broker-wide procedures of one database, and its pool's counts. */
+export interface BrokerDatabase {
+  call<N extends BrokerProcedureName>(name: N, args: ArgsOf<N>): Promise<ResultOf<N>>
+  /** Connection counts of a long-lived pool; null where the pool is per request (Workers). */
+  poolStats(): PoolStats | null
+}
+
+export interface TenantDatabase {
+  /** The tenant every call is made for ('' when tenancy is off). */
+  readonly tenant: string
+  call<N extends TenantProcedureName>(name: N, args: TenantArgsOf<N>): Promise<ResultOf<N>>
+  /** One real round trip; rejects with a DbError when it fails or takes longer than timeoutMs. */
+  ping(timeoutMs: number): Promise<void>
+  poolStats(): PoolStats | null
+  /** The same database for the broker-wide procedures, for the admin and system routes. */
+  readonly brokerWide: BrokerDatabase
+}
+
+export function tenantDatabase(db: Database, tenant: string): TenantDatabase {
+  return {
+    tenant,
+    // The tenant goes last, so it is the handle's whatever the arguments hold.
+    call: (name, args) => db.call(name, { ...args, tenant } as unknown as ArgsOf<typeof name>),
+    ping: (timeoutMs) => db.ping(timeoutMs),
+    poolStats: () => db.poolStats(),
+    brokerWide: db,
+  }
+}
