@@ -54,6 +54,9 @@ export const migrations: SqlFile[] = [
   }
 ]
 
+/** Checksums a ledger may still hold for a migration whose comments were edited since (docs/migrations.md). */
+export const supersededChecksums: { name: string; checksum: string }[] = []
+
 export const procedureFiles: SqlFile[] = [
   {
     "name": "000_helpers.sql",
