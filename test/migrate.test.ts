@@ -1,11 +1,13 @@
-// The migration runner: idempotent, serialised under concurrency, checksum-checked, refusing a
-// database newer than the code, and leaving schema `queen` with exactly the declared functions.
+// The migration runner: idempotent, serialised under concurrency, checksum-checked (accepting only
+// the checksums a comment-only edit superseded), refusing a database newer than the code, and leaving
+// schema `queen` with exactly the declared functions.
 import { afterEach, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { inject } from 'vitest'
 import { MigrationError, migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
-import { declaredFunctions, migrations, procedureFiles } from '../src/db/sql-bundle.generated.js'
+import { declaredFunctions, migrations, procedureFiles, supersededChecksums } from '../src/db/sql-bundle.generated.js'
+import { parseSupersededChecksums, statementsChecksum } from '../scripts/superseded-checksums.js'
 import { withDatabase } from './global-setup.js'
 
 const created: string[] = []
@@ -85,9 +87,39 @@ describe('migrate', () => {
     const url = await emptyDatabase()
     await run(url)
     const edited = migrations.map((m, i) => (i === 0 ? { ...m, checksum: 'f'.repeat(64) } : m))
-    await expect(run(url, { migrations: edited, procedures: procedureFiles, functions: declaredFunctions })).rejects.toThrow(
+    const files = { migrations: edited, procedures: procedureFiles, functions: declaredFunctions, superseded: supersededChecksums }
+    await expect(run(url, files)).rejects.toThrow(
       /was changed after it was applied/,
     )
+  })
+
+  it('accepts a checksum a comment-only edit superseded, and records the current one', async () => {
+    const url = await emptyDatabase()
+    await run(url)
+    const [first, second] = migrations
+    const old = 'e'.repeat(64)
+    await query(url, `update queen.schema_migrations set checksum = '${old}' where name = '${first!.name}'`)
+    // Listed for another migration only: still refused, and the ledger keeps what it had.
+    const elsewhere = { migrations, procedures: procedureFiles, functions: declaredFunctions, superseded: [{ name: second!.name, checksum: old }] }
+    await expect(run(url, elsewhere)).rejects.toThrow(/was changed after it was applied/)
+    expect(await query(url, `select checksum from queen.schema_migrations where name = '${first!.name}'`)).toEqual([{ checksum: old }])
+
+    const listed = { ...elsewhere, superseded: [{ name: first!.name, checksum: old }] }
+    expect((await run(url, listed)).applied).toEqual([])
+    const ledger = await query(url, 'select name, checksum from queen.schema_migrations order by name')
+    expect(ledger).toEqual(migrations.map((m) => ({ name: m.name, checksum: m.checksum })))
+  })
+
+  it('migrates a database whose ledger holds the checksums from before the committed comment edits', async () => {
+    const url = await emptyDatabase()
+    await run(url)
+    expect(supersededChecksums.length).toBeGreaterThan(0)
+    for (const { name, checksum } of supersededChecksums) {
+      await query(url, `update queen.schema_migrations set checksum = '${checksum}' where name = '${name}'`)
+    }
+    expect((await run(url)).applied).toEqual([])
+    const ledger = await query(url, 'select name, checksum from queen.schema_migrations order by name')
+    expect(ledger).toEqual(migrations.map((m) => ({ name: m.name, checksum: m.checksum })))
   })
 
   it('refuses a database that is newer than the code, writing nothing', async () => {
@@ -111,5 +143,35 @@ describe('migrate', () => {
     await run(url)
     const rows = await query(url, `select current_setting('statement_timeout') as t`)
     expect(rows[0]!.t).toBe('25s')
+  })
+})
+
+describe('comment-only edits of applied migrations', () => {
+  const [first] = migrations
+  const line = (sql: string) => `${first!.name} ${'e'.repeat(64)} ${statementsChecksum(sql)}`
+
+  it('count comments and layout as no change', () => {
+    const edited = `-- A new first line.\n${first!.sql.replace(/--[^\n]*/g, '-- reworded').replace(/\n/g, '\n  ')} /* and /* nested */ too */`
+    expect(edited).not.toBe(first!.sql)
+    expect(statementsChecksum(edited)).toBe(statementsChecksum(first!.sql))
+    expect(parseSupersededChecksums(line(first!.sql), [{ ...first!, sql: edited }])).toEqual([{ name: first!.name, checksum: 'e'.repeat(64) }])
+  })
+
+  it('refuse an entry once a statement changed', () => {
+    const changed = [
+      first!.sql.replace('with (fillfactor = 90)', 'with (fillfactor = 80)'),
+      first!.sql.replace("default ''", "default '--'"),
+      first!.sql.replace('create schema', 'createschema'),
+    ]
+    for (const sql of changed) {
+      expect(sql).not.toBe(first!.sql)
+      expect(() => parseSupersededChecksums(line(first!.sql), [{ ...first!, sql }])).toThrow(/statements of 0001_schema\.sql changed/)
+    }
+  })
+
+  it('refuse an entry naming no migration, or the current checksum', () => {
+    expect(() => parseSupersededChecksums(`0000_nothing.sql ${'e'.repeat(64)} ${'e'.repeat(64)}`, migrations)).toThrow(/no migration is named/)
+    const current = `${first!.name} ${first!.checksum} ${statementsChecksum(first!.sql)}`
+    expect(() => parseSupersededChecksums(current, migrations)).toThrow(/current checksum/)
   })
 })

@@ -1,5 +1,7 @@
--- The whole schema of ENGINE.md section 2. Migrations are append-only: never edit an applied
--- file (the runner checks its checksum); add 0002_… instead. Procedures live in sql/procedures.
+-- The log engine's schema (docs/engine.md). Migrations are append-only: never change the
+-- statements of an applied file (the runner checks its checksum; a comment-only edit is listed in
+-- superseded-checksums.txt, docs/migrations.md); add 0002_… instead. Procedures live in
+-- sql/procedures.
 -- Hot tables updated in place get fillfactor 50 and aggressive autovacuum so updates stay HOT.
 
 create schema if not exists queen;
@@ -33,7 +35,8 @@ create table queen.queues (
   updated_at timestamptz not null default now(),
   unique (tenant_id, name)
 ) with (fillfactor = 90);
--- Discovery pops by namespace, task or both (D17).
+-- Discovery pops (`?namespace=`, `?task=`) filter by namespace, task or both; the second index
+-- serves task alone.
 create index queues_discovery_idx on queen.queues (tenant_id, namespace, task);
 create index queues_task_idx on queen.queues (tenant_id, task);
 
@@ -64,7 +67,8 @@ create table queen.log_segments (
   frames jsonb[] not null,
   primary key (partition_id, base_offset)
 ) with (fillfactor = 100, autovacuum_vacuum_scale_factor = 0.05, toast.autovacuum_vacuum_scale_factor = 0.05);
--- lz4 where the server was built with it (ENGINE 2.3); the embedded build is not, so pglz there.
+-- lz4 where the server was built with it (faster than pglz to compress and to read back); the
+-- embedded build is not, so pglz there.
 do $$
 begin
   if exists (select 1 from pg_settings where name = 'default_toast_compression' and 'lz4' = any (enumvals)) then
@@ -139,7 +143,8 @@ create table queen.log_dlq (
 create index log_dlq_queue_idx on queen.log_dlq (queue_id, failed_at desc);
 create index log_dlq_tenant_idx on queen.log_dlq (tenant_id, failed_at desc);
 
--- Admin message deletes (D20): range reads skip these offsets and settle them for every group.
+-- Admin message deletes (docs/design.md#43): range reads skip these offsets and settle them for
+-- every group.
 create table queen.log_tombstones (
   partition_id uuid not null references queen.log_partitions (id) on delete cascade,
   frame_offset bigint not null,

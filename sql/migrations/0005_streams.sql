@@ -1,15 +1,16 @@
--- Stream processing (issue #21, STREAMS.md): the state Queen's streams SDKs keep on the broker.
+-- Stream processing (issue #21, docs/streams.md): the state Queen's streams SDKs keep on the broker.
 --
 -- stream_queries: one row per registered query (the SDK's queryId is `name`, unique per tenant; the
 --   server's id is a random uuid the SDK sends back on every state/get and cycle).
 -- stream_state: the runtime's keyed state, scoped to (query, source partition). No FK to the source
---   partition: deleting a source queue deletes nothing of a query's state (S5); deleting the query
---   does (cascade).
+--   partition: deleting a source queue deletes nothing of a query's state; deleting the query
+--   does (cascade; docs/design.md#46).
 -- stream_shards: one row per (query, source partition) that has run a cycle. Its row lock serialises
---   cycles of one shard (S1: a row lock, not a session advisory lock, so it works through a
+--   cycles of one shard (a row lock, not a session advisory lock, so it works through a
 --   transaction pooler); `epoch` and `version` derive the deterministic transaction ids of sink
---   items (S2); recent (the digests of the last 32 applied cycles, newest last) recognises a replayed
---   cycle, and last_answer is the newest one's answer, given again to its replay.
+--   items (docs/design.md#46); recent (the digests of the last 32 applied cycles, newest last)
+--   recognises a replayed cycle, and last_answer is the newest one's answer, given again to its
+--   replay.
 
 create table queen.stream_queries (
   id uuid primary key default gen_random_uuid(),

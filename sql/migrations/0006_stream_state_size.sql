@@ -1,6 +1,6 @@
--- Stream state in the resource routes (issue #21, S5): each shard keeps its state's row count and
--- bytes, so the overview and GET /streams/v1/queries read a few shard rows instead of scanning
--- every state row (100 000 keys per partition is the design load).
+-- Stream state in the resource routes (issue #21; docs/streams.md, docs/resources.md): each shard
+-- keeps its state's row count and bytes, so the overview and GET /streams/v1/queries read a few
+-- shard rows instead of scanning every state row (100 000 keys per partition is the design load).
 --
 -- stream_state.size: the row's logical bytes, the key's plus the value's JSON text (UTF-8): what a
 -- user means by the size of their state, independent of jsonb's in-memory headers and of what TOAST

@@ -3,10 +3,12 @@
 //   so two brokers starting at once never both apply a migration (no advisory locks: Hyperdrive
 //   and PgBouncer in transaction mode do not support them);
 // - an applied migration whose file changed, or one the code does not know (the database is
-//   newer than the code), stops the run before anything is written;
+//   newer than the code), stops the run before anything is written; the one exception is a
+//   checksum sql/migrations/superseded-checksums.txt lists for that migration (an edit of its
+//   comments only, checked at build time), which is accepted and replaced by the current one;
 // - procedures are re-applied on every run, then schema `queen` must hold exactly the functions
 //   the files declare (a stray overload would otherwise keep answering old callers).
-import { declaredFunctions, migrations, procedureFiles, type SqlFile } from './sql-bundle.generated.js'
+import { declaredFunctions, migrations, procedureFiles, supersededChecksums, type SqlFile } from './sql-bundle.generated.js'
 import { toDbError } from './errors.js'
 import type { PoolLike, Queryable } from './queryable.js'
 
@@ -18,7 +20,15 @@ export interface MigrateOptions {
   /** Written to the role (ALTER ROLE CURRENT_USER SET statement_timeout), D3. */
   statementTimeoutMs: number
   /** Defaults to the generated bundle; tests pass their own sets. */
-  files?: { migrations: SqlFile[]; procedures: SqlFile[]; functions: string[] }
+  files?: MigrationFiles
+}
+
+export interface MigrationFiles {
+  migrations: SqlFile[]
+  procedures: SqlFile[]
+  functions: string[]
+  /** Older checksums of migrations whose comments were edited since; none when left out. */
+  superseded?: { name: string; checksum: string }[]
 }
 
 export interface MigrateResult {
@@ -35,7 +45,7 @@ const isConcurrentCatalogUpdate = (error: unknown) =>
   (error as { code?: string }).code === 'XX000' && (error as Error).message === 'tuple concurrently updated'
 
 export async function migrate(pool: PoolLike, options: MigrateOptions): Promise<MigrateResult> {
-  const files = options.files ?? { migrations, procedures: procedureFiles, functions: declaredFunctions }
+  const files = options.files ?? { migrations, procedures: procedureFiles, functions: declaredFunctions, superseded: supersededChecksums }
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect().catch((error: unknown) => {
       throw toDbError(error)
@@ -58,7 +68,7 @@ export async function migrate(pool: PoolLike, options: MigrateOptions): Promise<
 
 async function migrateInTransaction(
   client: Queryable,
-  files: NonNullable<MigrateOptions['files']>,
+  files: MigrationFiles,
   statementTimeoutMs: number,
 ): Promise<MigrateResult> {
   // A migration may take longer than the role's serving timeout; SET LOCAL only lasts this transaction.
@@ -73,14 +83,23 @@ async function migrateInTransaction(
 
   const { rows } = await client.query('select name, checksum from queen.schema_migrations order by name')
   const known = new Map(files.migrations.map((m) => [m.name, m.checksum]))
+  const superseded = new Set((files.superseded ?? []).map((s) => `${s.name} ${s.checksum}`))
+  const outdated: { name: string; checksum: string }[] = []
   for (const row of rows as { name: string; checksum: string }[]) {
     const checksum = known.get(row.name)
     if (checksum === undefined) {
       throw new MigrationError(`database has migration ${row.name}, which this code does not know: the database is newer than the code`)
     }
-    if (checksum !== row.checksum) {
+    if (checksum === row.checksum) continue
+    if (!superseded.has(`${row.name} ${row.checksum}`)) {
       throw new MigrationError(`migration ${row.name} was changed after it was applied; add a new migration instead`)
     }
+    outdated.push({ name: row.name, checksum })
+  }
+  // Only comments changed since these were applied: the ledger takes the current checksum, so the
+  // next run compares against the file as it is now.
+  for (const { name, checksum } of outdated) {
+    await client.query('update queen.schema_migrations set checksum = $2 where name = $1', [name, checksum])
   }
 
   const done = new Set(rows.map((r) => r.name as string))
