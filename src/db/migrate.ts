@@ -114,8 +114,9 @@ async function migrateInTransaction(
   for (const file of files.procedures) await client.query(file.sql)
   await checkFunctions(client, files.functions)
 
-  // The serving timeout lives on the role because it survives every pooler (design decision 34); a literal, since
-  // ALTER ROLE takes no parameters. The value was validated as an integer by the config schema.
+  // The serving timeout lives on the role because it survives every pooler (design decision 34); a
+  // literal, since ALTER ROLE takes no parameters. The value was validated as an integer by the
+  // config schema.
   await client.query(`alter role current_user set statement_timeout = ${Math.trunc(statementTimeoutMs)}`)
   return { applied }
 }

@@ -61,7 +61,10 @@ export function instantOf(value: string): string | null {
   return `${m[1]}T${m[2]}${fraction}${(m[4] ?? 'Z').toUpperCase()}`
 }
 
-/** An instant (as instantOf reads it), normalised; `message` is the refusal (default: "must be an ISO-8601 timestamp"). */
+/**
+ * An instant as instantOf reads it, normalised; `message` is the refusal (default: "must be an
+ * ISO-8601 timestamp").
+ */
 export const instant = (message = 'must be an ISO-8601 timestamp') =>
   z
     .string({ error: message })

@@ -1,7 +1,7 @@
-// One helper registers every route together with its access record (design decision 40): method, path,
-// the role SET it accepts (not a ladder, design decision 39), whether the tenant header applies, its body class, a
-// one-line summary, and the zod schemas of its input. Authorization, body parsing, the generated
-// route table and /openapi.json all read only this record.
+// One helper registers every route together with its access record (design decision 40): method,
+// path, the role SET it accepts (not a ladder, design decision 39), whether the tenant header
+// applies, its body class, a one-line summary, and the zod schemas of its input. Authorization,
+// body parsing, the generated route table and /openapi.json all read only this record.
 //
 // route() is also the one place input is validated: it runs the RouteSpec's own schema objects over the
 // path parameters, the query and the body and hands the handler their typed output, so the schema

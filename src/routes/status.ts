@@ -1,6 +1,6 @@
 // Status reads (docs/status.md), Queen's dashboard and queenctl views: one procedure call each.
 // Counts use the resource routes' sources and staleness (statsAge); series come from the per-minute
-// counters the stats lane keeps (docs/lanes.md). Unknown queue → 404 only on the two per-queue
+// counters the stats lane keeps (docs/status.md). Unknown queue → 404 only on the two per-queue
 // reads (design decision 30).
 // /status/buffers is process-local: this broker has no push buffer, so its zeros are true.
 import { z } from 'zod'
