@@ -43,7 +43,7 @@ export interface AppDeps {
   routes?: RouteDef[]
   /** Defaults to every page (console, API reference); tests may mount a subset. */
   pages?: PageDef[]
-  /** Long-poll wake-ups; defaults to one per app on Node and none on Workers (D24). */
+  /** Long-poll wake-ups; defaults to one per app on Node and none on Workers (design decision 35). */
   popWaker?: PopWaker | null
   /** Process counters; one per app by default, so each app (process, isolate) reports its own. */
   metrics?: ProcessMetrics

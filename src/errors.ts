@@ -1,6 +1,6 @@
 // Every error a client can see, and the one table that turns a database failure into a status.
-// The envelope is flat, {"error", "code"} (API §2.1), because Queen's clients read body.error as a
-// string; "invalid" is added only by the sink-hold refusals of configure.
+// The envelope is flat, {"error", "code"} (design decision 37), because Queen's clients read
+// body.error as a string; "invalid" is added only by the sink-hold refusals of configure.
 import { DbError } from './db/errors.js'
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503
@@ -27,7 +27,8 @@ export const badRequest = (message: string, code = 'invalid_request') => new Htt
 const unavailable = () => new HttpError(503, 'db_unavailable', 'Database unavailable', {}, { 'Retry-After': '1' })
 const internal = () => new HttpError(500, 'internal', 'Internal error')
 
-// SQLSTATEs that mean "try again shortly": nothing was committed by the failed call (API §2.3).
+// SQLSTATEs that mean "try again shortly": nothing was committed by the failed call, so a client's
+// retry is safe (design decision 37).
 export function isTransient(sqlstate: string): boolean {
   return (
     sqlstate.startsWith('08') ||
@@ -107,11 +108,11 @@ export function fromDbError(error: DbError): HttpError {
 }
 
 /**
- * Configure's own failure shapes (q&r, API §2.2 item 4, D13): the one route that passes procedure
- * verdicts through. The table's codes answer as everywhere (its configure-only entry included); a
- * failure of the call itself (no connection, a transient SQLSTATE) is 500 "configure failed: …"
- * rather than 503; any other verdict is its MESSAGE verbatim at 500. Driver transport text never
- * gets here: DbError reduces it to "database unavailable".
+ * Configure's own failure shapes (design decision 29, docs/options.md): the one route that passes
+ * procedure verdicts through. The table's codes answer as everywhere (its configure-only entry
+ * included); a failure of the call itself (no connection, a transient SQLSTATE) is 500 "configure
+ * failed: …" rather than 503; any other verdict is its MESSAGE verbatim at 500. Driver transport
+ * text never gets here: DbError reduces it to "database unavailable".
  */
 export function fromConfigureError(error: unknown): HttpError {
   if (!(error instanceof DbError)) return toHttpError(error)

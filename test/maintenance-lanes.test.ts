@@ -189,7 +189,7 @@ describe('retention housekeeping cost', () => {
 })
 
 describe('lane step procedures', () => {
-  it('are VOLATILE and carry a function-level lock_timeout of 1 s (ENGINE 1.2, 8.1)', async () => {
+  it('are VOLATILE and carry a function-level lock_timeout of 1 s', async () => {
     const rows = await app.database.sql<{ name: string; volatile: string; config: string[] | null }>(
       `select proname as name, provolatile as volatile, proconfig as config from pg_proc
         where pronamespace = 'queen'::regnamespace

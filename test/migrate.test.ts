@@ -138,7 +138,7 @@ describe('migrate', () => {
     await expect(run(url)).rejects.toThrow(/stray \["forgotten_v0"\]/)
   })
 
-  it('sets the statement timeout on the role (D3)', async () => {
+  it('sets the statement timeout on the role', async () => {
     const url = await emptyDatabase()
     await run(url)
     const rows = await query(url, `select current_setting('statement_timeout') as t`)

@@ -301,7 +301,7 @@ describe('sink hold', () => {
     }
   })
 
-  it('deletes a subset of what the same settings delete without a hold (D1, property)', async () => {
+  it('deletes a subset of what the same settings delete without a hold (property)', async () => {
     let run = 0
     const pointer = fc.oneof(
       fc.constant<unknown>(undefined),

@@ -205,7 +205,7 @@ describe('log_partitions_changed_v1', () => {
     expect(row!.v).toBe('v')
   })
 
-  it('is not pinned by an open transaction in another database (D4)', async () => {
+  it('is not pinned by an open transaction in another database', async () => {
     const other = new pg.Client({ connectionString: database.url.replace(`/${database.name}`, '/postgres') })
     await other.connect()
     try {

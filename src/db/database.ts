@@ -39,7 +39,7 @@ export function createDatabase(
     }
     return proc.result.parse(rows[0]?.result) as ResultOf<N>
   }
-  // Push and ack fusion (ENGINE 12.1) on a long-lived pool only, when asked for (src/node.ts).
+  // Push and ack fusion (design decision 45) on a long-lived pool only, when asked for (src/node.ts).
   const fusion = options.longLived ? options.fusion : undefined
   const push = fusion?.push && fusePush((args) => direct('log_push_v1', args), fusion.push)
   const ack = fusion?.ack && fuseAck((args) => direct('log_ack_v1', args), fusion.ack)

@@ -1,5 +1,5 @@
 // The Workers driver: Neon's serverless Pool over WebSocket, created per request and ended after
-// the response (RUNTIME §3); never a module-level pool, because a Worker isolate cannot keep
+// the response (design decision 38); never a module-level pool, because a Worker isolate cannot keep
 // sockets across requests. For local runs the driver is pointed at scripts/ws-bridge.ts, a small
 // WebSocket-to-TCP bridge in front of a plain PostgreSQL.
 import { Pool, neonConfig } from '@neondatabase/serverless'

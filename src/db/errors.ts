@@ -30,7 +30,7 @@ export function toDbError(error: unknown): DbError {
     return new DbError('sqlstate', code, message, parseDetail(e.detail), { cause: error })
   }
   // A driver error without a SQLSTATE is a transport failure (socket, pool acquire, WebSocket),
-  // which API §2.3 answers with 503 + Retry-After.
+  // which is answered 503 + Retry-After: nothing was written, so a retry is safe (design decision 37).
   return new DbError('unavailable', '08000', 'database unavailable', undefined, { cause: error })
 }
 

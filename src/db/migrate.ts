@@ -17,7 +17,7 @@ export class MigrationError extends Error {
 }
 
 export interface MigrateOptions {
-  /** Written to the role (ALTER ROLE CURRENT_USER SET statement_timeout), D3. */
+  /** Written to the role (ALTER ROLE CURRENT_USER SET statement_timeout), design decision 34. */
   statementTimeoutMs: number
   /** Defaults to the generated bundle; tests pass their own sets. */
   files?: MigrationFiles
@@ -114,8 +114,9 @@ async function migrateInTransaction(
   for (const file of files.procedures) await client.query(file.sql)
   await checkFunctions(client, files.functions)
 
-  // The serving timeout lives on the role because it survives every pooler (D3); a literal, since
-  // ALTER ROLE takes no parameters. The value was validated as an integer by the config schema.
+  // The serving timeout lives on the role because it survives every pooler (design decision 34); a
+  // literal, since ALTER ROLE takes no parameters. The value was validated as an integer by the
+  // config schema.
   await client.query(`alter role current_user set statement_timeout = ${Math.trunc(statementTimeoutMs)}`)
   return { applied }
 }
@@ -137,7 +138,7 @@ async function checkFunctions(client: Queryable, declared: string[]): Promise<vo
   }
 }
 
-/** The role's serving timeout must be set, and inside Hyperdrive's 60 s ceiling (D3). */
+/** The role's serving timeout must be set, and inside Hyperdrive's 60 s ceiling (design decision 34). */
 export async function checkStatementTimeout(db: Queryable): Promise<void> {
   let ms: number
   try {

@@ -1,4 +1,4 @@
-// Who is calling. Authentication is off by default (API §3.1): then every request holds all four
+// Who is calling. Authentication is off by default (docs/auth.md): then every request holds all four
 // roles and no subject. With JWT_ENABLED=true createApp uses the JWT authenticator (./jwt.ts).
 import type { Context } from 'hono'
 import type { Config } from '../config.js'

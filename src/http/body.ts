@@ -1,6 +1,7 @@
-// Request bodies per API §1.2: the size cap is enforced while reading (so a huge body is never
-// buffered whole), JSON is parsed regardless of Content-Type, and U+0000 is refused anywhere in
-// the document because PostgreSQL text cannot store it and such input must never reach SQL.
+// Request bodies, by the route's body class (docs/routes.md): the size cap is enforced while
+// reading (so a huge body is never buffered whole), JSON is parsed regardless of Content-Type, and
+// U+0000 is refused anywhere in the document because PostgreSQL text cannot store it and such
+// input must never reach SQL.
 import { HttpError, badRequest } from '../errors.js'
 import type { BodyClass } from './route.js'
 

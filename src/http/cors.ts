@@ -1,5 +1,5 @@
 // CORS on every response, errors included, and OPTIONS on any path answered 204 before routing,
-// authentication or the tenant check (API §1.3).
+// authentication or the tenant check (design decision 40).
 import type { MiddlewareHandler } from 'hono'
 import type { AppEnv } from './env.js'
 

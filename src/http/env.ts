@@ -16,7 +16,7 @@ export interface AppEnv {
   Bindings: Record<string, unknown>
   Variables: {
     requestId: string
-    /** The request's tenant: the tenancy header's value, or '' when tenancy is off (API §4). */
+    /** The request's tenant: the tenancy header's value, or '' when tenancy is off (design decision 41). */
     tenant: string
     principal: Principal
     /** The parsed JSON body of a route whose body class is required or optional. */
@@ -32,9 +32,9 @@ export interface AppEnv {
     log: Logger
     /** The matched route pattern, for logs and metrics (never the raw path). */
     routePattern: string
-    /** Same-process long-poll wake-ups; null on Workers, which poll (D24). */
+    /** Same-process long-poll wake-ups; null on Workers, which poll (design decision 35). */
     popWaker: PopWaker | null
-    /** This process's counters (API 5.2, 5.3); one object per app. */
+    /** This process's counters (GET /metrics, /metrics/prometheus; docs/status.md); one object per app. */
     metrics: ProcessMetrics
     /** The runtime's compressor for answers compressed once and spliced (Node); null on Workers. */
     deflater: Deflater | null

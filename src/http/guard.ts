@@ -1,5 +1,5 @@
-// The per-route chain, in the order API §3.5 fixes: body size → authentication → role set →
-// tenant header → tenant binding → body parse. Every step reads the route's own record.
+// The per-route chain, in the order design decision 40 fixes: body size → authentication → role set
+// → tenant header → tenant binding → body parse. Every step reads the route's own record.
 import type { MiddlewareHandler } from 'hono'
 import type { Config } from '../config.js'
 import { HttpError, badRequest } from '../errors.js'
@@ -17,7 +17,8 @@ export const isRouteGuard = (handler: unknown): boolean => GUARDS.has(handler as
 
 /**
  * PostgreSQL text cannot hold U+0000, so a path segment or query value carrying it (`%00`) would
- * fail inside the procedure as a 500; like the body's (http/body.ts), it is refused first (API §2.2).
+ * fail inside the procedure as a 500; like the body's (http/body.ts), it is refused first
+ * (design decision 37).
  */
 function refuseNul(params: Record<string, string>, query: URLSearchParams): void {
   for (const [name, value] of Object.entries(params)) {

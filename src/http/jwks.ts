@@ -1,4 +1,4 @@
-// A JWKS endpoint as a key source (API §3.2): keys cached 10 minutes; a token whose `kid` is not
+// A JWKS endpoint as a key source (docs/auth.md): keys cached 10 minutes; a token whose `kid` is not
 // in the cache forces at most one refetch per 30 s; when a refetch fails, keys already cached stay
 // usable, and only with no usable key does the request get 503 jwks_unavailable.
 //

@@ -1,7 +1,7 @@
 // The static key material of JWT verification: JWT_SECRET for HS256 and the JWT_PUBLIC_KEY PEM
 // for RS256/384/512 or EdDSA. Importing a PEM is asynchronous in WebCrypto, so it cannot happen
 // inside loadConfig; instead each entry awaits loadStaticKeys before serving (Node at boot, the
-// Worker at its first event), and a bad PEM stops the start naming JWT_PUBLIC_KEY (API §3.1).
+// Worker at its first event), and a bad PEM stops the start naming JWT_PUBLIC_KEY (design decision 36).
 import { importSPKI } from 'jose'
 import { ConfigError, type Config } from '../config.js'
 

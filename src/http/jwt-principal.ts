@@ -1,7 +1,7 @@
-// From verified claims to the principal (API §3.2): the role SET is the role claim ∪ the
+// From verified claims to the principal (docs/auth.md): the role SET is the role claim ∪ the
 // role-array claim, each string mapped through the four JWT_ROLE_* names; strings that name no
 // role are ignored (a token may carry roles of other systems). `sub` and the tenant claim ride
-// along for producerSub (§3.8) and tenant binding (§4.3).
+// along for producerSub (design decision 42) and tenant binding (design decision 41).
 import type { JWTPayload } from 'jose'
 import type { Config } from '../config.js'
 import type { Principal, Role } from './auth.js'
@@ -32,7 +32,7 @@ export function principalFromClaims(claims: JWTPayload, config: Config, names: R
 }
 
 // Fail closed: a tenant claim that is present but not a string must not read as "unbound" (an
-// operator's token). An empty string stays a binding, to a tenant no header can name (§4.1), so
+// operator's token). An empty string stays a binding, to a tenant no header can name (''), so
 // such a token is refused on every tenant-scoped route rather than let through.
 function tenantClaim(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null

@@ -1,7 +1,7 @@
-// JWT authentication (API §3.2, §3.5) as an Authenticator: skip paths, the Bearer token, the
+// JWT authentication (docs/auth.md) as an Authenticator: skip paths, the Bearer token, the
 // algorithm policy, signature and claim checks by jose, then the principal. Every refusal is a
 // 401 with a fixed text; a token's content is never logged or echoed (only its header's `alg`
-// and `kid`, which the spec's messages name, shortened and made printable).
+// and `kid`, which the refusal texts name, shortened and made printable).
 import { decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey, type ProtectedHeaderParameters } from 'jose'
 import type { Config } from '../config.js'
 import { HttpError } from '../errors.js'
@@ -87,7 +87,7 @@ export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Auth
   let staticKeys: Promise<StaticKeys> | undefined
 
   // The verifier is chosen from the token's `alg` only among configured key material; `none` and
-  // any algorithm not listed in API §3.1 never have one.
+  // any algorithm but HS256, RS256/384/512 and EdDSA never have one.
   function keyFor(header: ProtectedHeaderParameters & { alg: string }, keys: StaticKeys): Uint8Array | CryptoKey | JWTVerifyGetKey {
     const alg = header.alg
     if (config.JWT_ALGORITHM !== 'auto' && alg !== config.JWT_ALGORITHM) {
@@ -143,7 +143,8 @@ export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Auth
         clockTolerance: config.JWT_CLOCK_SKEW,
         currentDate: new Date(at),
       })
-      // jose checks iat only against a maximum age; API §3.2 also refuses one from the future.
+      // jose checks iat only against a maximum age; an iat in the future beyond the skew is
+      // refused too, as docs/auth.md promises.
       if (typeof payload.iat === 'number' && payload.iat > at / 1000 + config.JWT_CLOCK_SKEW) throw invalidToken('Token not yet valid')
       return principalFromClaims(payload, config, names)
     } catch (error) {

@@ -1,4 +1,4 @@
-// zod pieces that reproduce API §1.5's query rules, so a route's query schema is both what the
+// zod pieces that reproduce the broker's query rules, so a route's query schema is both what the
 // route validates with and what /openapi.json documents. queryObject() applies the rules that are
 // about the URL (the first occurrence of a key wins, an empty value is absent); the helpers below
 // apply the per-type rules with the texts clients already see ("limit must be an integer"; the
@@ -61,7 +61,10 @@ export function instantOf(value: string): string | null {
   return `${m[1]}T${m[2]}${fraction}${(m[4] ?? 'Z').toUpperCase()}`
 }
 
-/** An instant (API §1.5), normalised; `message` is the refusal (default: "must be an ISO-8601 timestamp"). */
+/**
+ * An instant as instantOf reads it, normalised; `message` is the refusal (default: "must be an
+ * ISO-8601 timestamp").
+ */
 export const instant = (message = 'must be an ISO-8601 timestamp') =>
   z
     .string({ error: message })

@@ -1,7 +1,7 @@
 // X-Request-Id on every response (the client's own when it is 1-128 printable ASCII characters,
 // else a fresh UUIDv7), and one JSON log line per request: id, method, route pattern, status, ms.
 // Never the query string, headers or body: they can carry tokens and payloads. The same
-// observation feeds the process metrics (API 5.3: requests by method, route pattern, status).
+// observation feeds the process metrics (the Prometheus request series: by method, route pattern, status).
 import type { MiddlewareHandler } from 'hono'
 import { uuidv7 } from '../ids.js'
 import type { Logger } from '../log.js'

@@ -1,9 +1,9 @@
-// One helper registers every route together with its access record (API §3.7): method, path, the
-// role SET it accepts (not a ladder, §3.3), whether the tenant header applies, its body class, a
-// one-line summary, and the zod schemas of its input. Authorization, body parsing, the generated
-// route table and /openapi.json all read only this record.
+// One helper registers every route together with its access record (design decision 40): method,
+// path, the role SET it accepts (not a ladder, design decision 39), whether the tenant header
+// applies, its body class, a one-line summary, and the zod schemas of its input. Authorization,
+// body parsing, the generated route table and /openapi.json all read only this record.
 //
-// route() is also the one place input is validated: it runs the spec's own schema objects over the
+// route() is also the one place input is validated: it runs the RouteSpec's own schema objects over the
 // path parameters, the query and the body and hands the handler their typed output, so the schema
 // /openapi.json describes is the schema the route enforces and the two cannot drift.
 import type { Context, Handler } from 'hono'
@@ -41,7 +41,7 @@ export interface RouteSpec {
   tenant: 'required' | 'none'
   body: BodyClass
   /**
-   * Changes broker-wide state (push and pop maintenance, API §4.4): tenant-bound tokens are
+   * Changes broker-wide state (push and pop maintenance, design decision 41): tenant-bound tokens are
    * refused with 403 tenant_forbidden, whether or not tenancy is on.
    */
   brokerWide?: true
@@ -54,14 +54,14 @@ export interface RouteDef extends RouteSpec {
 
 type Out<S, Else> = [S] extends [z.ZodType] ? z.output<S> : Else
 
-/** What a handler receives: each part validated by the spec's schema, or as it arrived without one. */
+/** What a handler receives: each part validated by the RouteSpec's schema, or as it arrived without one. */
 export interface RouteInput<R extends RequestSchemas> {
   params: Out<R['params'], Record<string, string>>
   query: Out<R['query'], Record<string, string>>
   body: Out<R['body'], Record<string, unknown>>
 }
 
-/** The authorization rule (API §3.3): the request's role set must meet the route's. No ladder. */
+/** The authorization rule (design decision 39): the request's role set must meet the route's. No ladder. */
 export function authorizes(spec: Pick<RouteSpec, 'roles'>, roles: ReadonlySet<Role>): boolean {
   return spec.roles.some((role) => roles.has(role))
 }
@@ -88,7 +88,7 @@ export function route<R extends RequestSchemas = RequestSchemas>(
   return { ...spec, handler: (c) => handler(c, routeInput(spec.request, c)) }
 }
 
-/** Role sets by name, as API §3.6 writes them. */
+/** Role sets by name, as docs/routes.md writes them (W write-only, R read-only, RW read-write, A admin). */
 export const ROLE_SETS = {
   R_RW_A: ['read-only', 'read-write', 'admin'],
   W_RW_A: ['write-only', 'read-write', 'admin'],

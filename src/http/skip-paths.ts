@@ -1,4 +1,4 @@
-// JWT_SKIP_PATHS (API §3.4): an entry matches the request path exactly, or as a prefix when it
+// JWT_SKIP_PATHS (docs/auth.md): an entry matches the request path exactly, or as a prefix when it
 // ends in `/` and is longer than `/`. So the default list's bare `/` matches only the root path
 // (which serves nothing) and never makes every path public. Matching runs on the same path Hono
 // routes on (c.req.path, query excluded), so what is skipped is exactly what was routed.

@@ -1,9 +1,9 @@
-// One validator, one failure shape (STYLE 5): a zod failure becomes 400 invalid_request. How the
+// One validator, one failure shape: a zod failure becomes 400 invalid_request. How the
 // first issue is worded depends on where the input came from, because the wire texts are fixed:
-// bodies say "queue: must be a string", query and path parameters say "limit must be an integer"
-// (API §1.5), and some bodies carry Queen's whole sentences (push, ack), which a schema states
-// itself and marks with worded(schema, sentence). The formatter travels with the schema object,
-// so whoever validates with that schema words its failures the same way.
+// bodies say "queue: must be a string", query and path parameters say "limit must be an integer",
+// and some bodies carry Queen's whole sentences (push, ack), which a schema states itself and
+// marks with worded(schema, sentence). The formatter travels with the schema object, so whoever
+// validates with that schema words its failures the same way.
 import type { z } from 'zod'
 import { badRequest } from '../errors.js'
 
@@ -18,7 +18,7 @@ const pathOf = (issue: Issue) => issue.path.map(String).join('.')
  */
 export const fieldColon: IssueFormat = (issue) =>
   issue.code === 'custom' && issue.params?.instant === true ? fieldSpace(issue) : `${pathOf(issue) || 'body'}: ${issue.message}`
-/** Query and path parameters (API §1.5): "name message"; a cross-field refinement has no path. */
+/** Query and path parameters: "name message"; a cross-field refinement has no path. */
 export const fieldSpace: IssueFormat = (issue) => (pathOf(issue) ? `${pathOf(issue)} ${issue.message}` : issue.message)
 /** Schemas whose messages are complete sentences: the message as it is. */
 export const sentence: IssueFormat = (issue) => issue.message

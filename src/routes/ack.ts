@@ -1,4 +1,4 @@
-// POST /api/v1/ack and /api/v1/ack/batch (API §5.6): both answer 200 with an array of per-item
+// POST /api/v1/ack and /api/v1/ack/batch: both answer 200 with an array of per-item
 // results, because a wrong lease or a missing message is a business outcome, not an error.
 // Validation here is structural only (Queen's texts); every verdict about state is the procedure's.
 import type { Context } from 'hono'
@@ -35,7 +35,7 @@ export const ackBatchBody = worded(
   sentence,
 )
 
-/** Counts the items for the process metrics (API 5.3: by requested status and outcome) and passes them on. */
+/** Counts the items for the process metrics (by requested status and outcome) and passes them on. */
 function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckItemResult[]): AckItemResult[] {
   c.get('metrics').acked(results.map((r) => ({ status: acks[r.index]?.status ?? 'completed', success: r.success, dlq: r.dlq })))
   return results
@@ -48,7 +48,7 @@ export const ackRoutes = [
     const { consumerGroup } = body
     const acks = body.acknowledgments.map((item, i) => {
       const ack = ackArg(item, i)
-      // A non-empty top-level group applies to every item (API §5.6).
+      // A non-empty top-level group applies to every item, overriding the items' own.
       return consumerGroup ? { ...ack, consumerGroup } : ack
     })
     if (acks.length === 0) return c.json([])

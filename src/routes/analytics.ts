@@ -1,8 +1,8 @@
-// The analytics routes queenctl `analytics` reads (API 5.14). queue-ops, queue-lag and retention
-// are tenant-scoped reads (R RW A), one procedure call each. The process and database views are
-// broker-wide, so admin only (API 7 #37): system-metrics, worker-metrics and queue-parked-replicas
-// describe the answering process alone (replicas share nothing but PostgreSQL, API 7 #38), and
-// postgres-stats is one procedure call.
+// The analytics routes queenctl `analytics` reads (docs/status.md). queue-ops, queue-lag and
+// retention are tenant-scoped reads (R RW A), one procedure call each. The process and database
+// views are broker-wide, so admin only (design decision 39): system-metrics, worker-metrics and
+// queue-parked-replicas describe the answering process alone (replicas share nothing but
+// PostgreSQL, design decision 25), and postgres-stats is one procedure call.
 import { z } from 'zod'
 import { qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'

@@ -1,4 +1,4 @@
-// POST /api/v1/configure (q&r, ENGINE 10): normalise the body into one option bag, call
+// POST /api/v1/configure (docs/options.md): normalise the body into one option bag, call
 // configure_queue_v1 once, answer its response verbatim.
 import { z } from 'zod'
 import { fromConfigureError } from '../errors.js'
@@ -16,8 +16,8 @@ export const configureBody = z.looseObject({
 const FOLDED = ['namespace', 'task'] as const
 
 /**
- * The bag ENGINE 10.1 describes: recognised option keys at the top level, overlaid by the keys
- * under `options`, then top-level namespace/task only when they are non-empty strings (a
+ * The option bag (docs/options.md, "Body"): recognised option keys at the top level, overlaid by
+ * the keys under `options`, then top-level namespace/task only when they are non-empty strings (a
  * top-level '' or null means "not said"; under `options` it is said). Unknown keys are dropped.
  */
 function optionsOf(body: z.output<typeof configureBody>): OptionBag {
@@ -51,10 +51,10 @@ export const configureRoutes = [
         throw fromConfigureError(error)
       })
       // This isolate's next push uses the new flag at once; other isolates learn it from the push
-      // procedure's QMENC refusal (ENGINE 11.2), so no peer needs telling.
+      // procedure's QMENC refusal (design decision 24), so no peer needs telling.
       c.get('encryptionFlags').remember(db.tenant, [{ name: body.queue, encryptionEnabled: result.encryptionEnabled }])
       if (result.encryptionTurnedOff) {
-        // D12: SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
+        // Queen's SDK create() always sends encryptionEnabled:false, so an innocent-looking call turns
         // encryption off; new messages are then stored in clear. Worth a line in the log.
         c.get('log').warn('configure turned encryption off', { requestId: c.get('requestId'), tenant: db.tenant, queue: body.queue })
       }

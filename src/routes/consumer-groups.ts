@@ -1,7 +1,8 @@
-// Consumer-group administration (API §5.12) and the delivery policy route (API §8). Each route is
-// one procedure call (sql/procedures/021_consumer_groups.sql). Any name, __QUEUE_MODE__ included,
-// may be :group, except on the delivery route (D8). An unknown group answers 200 with zero counts or
-// {} (D18); only the seek routes need their queue (and partition) to exist.
+// Consumer-group administration and the delivery policy route (docs/consumer-groups.md). Each
+// route is one procedure call (sql/procedures/021_consumer_groups.sql). Any name, __QUEUE_MODE__
+// included, may be :group, except on the delivery route (design decision 19). An unknown group
+// answers 200 with zero counts or {} (design decision 30); only the seek routes need their queue
+// (and partition) to exist.
 import { z } from 'zod'
 import { badRequest } from '../errors.js'
 import { instant, instantOf, qBool, qInt } from '../http/query-schema.js'
@@ -67,7 +68,7 @@ export const consumerGroupRoutes = [
   route({ method: 'GET', path: '/api/v1/consumer-groups', summary: 'Consumer groups with their queues and lag', ...read }, async (c) =>
     c.json(await c.get('db').call('consumer_group_list_v1', {})),
   ),
-  // Literal before /:group (API §3.6): a group named "lagging" has no detail view.
+  // Literal before /:group, which would otherwise match it: a group named "lagging" has no detail view.
   route(
     {
       method: 'GET',

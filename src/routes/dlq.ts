@@ -1,4 +1,4 @@
-// GET /api/v1/dlq (API 5.10): dead-lettered copies, newest failure first, every filter honoured;
+// GET /api/v1/dlq: dead-lettered copies, newest failure first, every filter honoured;
 // an unknown queue is an empty list. Payloads are decrypted here.
 import { z } from 'zod'
 import { INT_MAX, instant, qInt, qString } from '../http/query-schema.js'

@@ -1,4 +1,4 @@
-// POST /api/v1/fetch (API 5.16, ENGINE 9.3): a read of partition logs by offset, the read half
+// POST /api/v1/fetch (docs/sink-protocol.md): a read of partition logs by offset, the read half
 // of partitions/changed. Not a pop: no lease, cursor or group; nothing written. Encrypted
 // payloads are decrypted here (the database never holds the key).
 import { z } from 'zod'

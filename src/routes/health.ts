@@ -1,4 +1,4 @@
-// GET /health (API §5.1): healthy only after a real round trip to PostgreSQL within 2 s.
+// GET /health: healthy only after a real round trip to PostgreSQL within 2 s.
 // No tenant header, never cached; queenctl ping/version read it.
 import { ROLE_SETS, route } from '../http/route.js'
 

@@ -1,5 +1,5 @@
 // Every route of the broker, in registration order. Literal segments are registered before
-// parameters (API §3.6), so each family's file lists its literal paths first.
+// parameters, which would otherwise match them, so each family's file lists its literal paths first.
 import type { RouteDef } from '../http/route.js'
 import { ackRoutes } from './ack.js'
 import { analyticsRoutes } from './analytics.js'

@@ -1,11 +1,14 @@
-// Key/value pointers (API 8 addenda, D2): tenant-scoped JSON values, among them the sink's
+// Key/value pointers (design decision 31): tenant-scoped JSON values, among them the sink's
 // committed pointer s3:<sink>:<queue>:committed that the retention lane's sink hold reads. PUT is
 // read-write, GET read-only, DELETE admin. One procedure call each.
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
 import { fieldColon, worded } from '../http/validate.js'
 
-/** D2: at most 400 characters, counted as PostgreSQL's char_length counts them (code points). */
+/**
+ * At most 400 characters (design decision 31), counted as PostgreSQL's char_length counts them
+ * (code points).
+ */
 export const MAX_KV_KEY_CHARS = 400
 
 // Worded "key: ..." like the body fields: the texts predate the schema and clients see them.

@@ -1,4 +1,4 @@
-// POST /api/v1/lease/:leaseId/extend (API §5.8): always a one-element JSON array, never 204 or
+// POST /api/v1/lease/:leaseId/extend: always a one-element JSON array, never 204 or
 // empty, because the JS client counts a renewal only on 2xx with a non-null body.
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'

@@ -1,5 +1,5 @@
-// Admin actions on one message (SDK-SURFACE A3): retry a dead-lettered message, or move a message
-// to the DLQ for a consumer group. Queen's clients send the two-parameter form
+// Admin actions on one message (docs/admin-messages.md): retry a dead-lettered message, or move a
+// message to the DLQ for a consumer group. Queen's clients send the two-parameter form
 // (/messages/:partitionId/:transactionId/...); the older Node server's one-parameter form
 // (/messages/:transactionId/...) looks the key up across the tenant's partitions and is refused
 // with 409 when it names messages in several. How retry re-delivers: docs/admin-messages.md.

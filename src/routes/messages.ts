@@ -1,4 +1,4 @@
-// Message reads and admin delete (API 5.9, D20): a listing without payloads, the detail of one
+// Message reads and admin delete (design decision 43): a listing without payloads, the detail of one
 // key with its payload decrypted, and delete by tombstone. One procedure call each.
 import { z } from 'zod'
 import { INT_MAX, instant, qInt, qOneOf, qString } from '../http/query-schema.js'
@@ -9,7 +9,10 @@ import { reveal } from '../reveal.js'
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const
 const HOUR_MS = 3_600_000
 
-/** The key of a message, and whether it can name one: a partition id that is not a UUID names nothing (API 2.2 rule 1). */
+/**
+ * The key of a message, and whether it can name one: a partition id that is not a UUID names
+ * nothing (it is "not found", never a failed cast: design decision 37).
+ */
 function keyOf(params: Record<string, string>) {
   const partitionId = params.partitionId!
   return { partitionId, transactionId: params.transactionId!, wellFormed: isUuid(partitionId) }

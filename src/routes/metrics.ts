@@ -1,10 +1,11 @@
-// GET /metrics (API 5.2) and GET /metrics/prometheus (API 5.3). Both are tenant-free and public
+// GET /metrics and GET /metrics/prometheus (docs/status.md). Both are tenant-free and public
 // under the default JWT_SKIP_PATHS. /metrics is this process's counters and names no queue.
 // Prometheus adds the cluster series from one procedure call, cached CLUSTER_TTL_MS per process;
 // with the database down it still answers 200 with the process series and queen_database_up 0.
 // With several databases (QUEEN_DATABASES) each one's series carry a `database` label.
-// D23: with tenancy on, the per-queue series (which name every tenant's queues) are served only to
-// an admin without a tenant binding; an unauthenticated caller on a skipped path is not one.
+// With tenancy on (design decision 41), the per-queue series (which name every tenant's queues) are
+// served only to an admin without a tenant binding; an unauthenticated caller on a skipped path is
+// not one.
 import type { Context } from 'hono'
 import type { PoolStats } from '../db/database.js'
 import type { MetricsCluster } from '../db/procedures.js'
@@ -87,8 +88,9 @@ export const metricsRoutes = [
     const metrics = c.get('metrics')
     const perQueue = mayName(c)
     const names = c.get('placement').databases
-    // One database keeps the unlabelled series of API 5.3; several label every database series
-    // with its name (docs/placement.md), and each database's cluster read is cached on its own.
+    // One database keeps its series unlabelled, as a single-database broker always served them;
+    // several label every database series with its name (docs/placement.md), and each database's
+    // cluster read is cached on its own.
     const several = names.length > 1
     const lines = metrics.prometheusLines(several ? null : c.get('db').poolStats())
     const sources: ClusterSource[] = []

@@ -1,7 +1,7 @@
 // Tenant placement (docs/placement.md): which database each tenant lives on. All admin; the two
 // writes change broker-wide state (the directory every replica routes by), so tenant-bound tokens
-// are refused (brokerWide, API 4.4). A database name must be one this broker is configured with
-// (`default` or a QUEEN_DATABASES name), else 400 before anything is written.
+// are refused (brokerWide, design decision 41). A database name must be one this broker is
+// configured with (`default` or a QUEEN_DATABASES name), else 400 before anything is written.
 import { z } from 'zod'
 import { HttpError } from '../errors.js'
 import { ROLE_SETS, route } from '../http/route.js'

@@ -1,7 +1,7 @@
-// POST /api/v1/push (API §5.4). Validates every item before anything is sent (a deterministic
+// POST /api/v1/push. Validates every item before anything is sent (a deterministic
 // problem is a 4xx and writes nothing), encodes payloads per the queue's cached encryption flag,
 // and makes one procedure call. When the database says the flag changed (QMENC) the items are
-// re-encoded and sent once more (ENGINE §11.2); a second refusal is 503 encryption_changed.
+// re-encoded and sent once more (design decision 24); a second refusal is 503 encryption_changed.
 // The item schema and the encoding loop live in src/messages/, shared with /transaction and streams.
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'

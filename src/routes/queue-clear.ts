@@ -1,4 +1,5 @@
-// DELETE /api/v1/queues/:queue/clear[?partition=] (SDK-SURFACE A1, admin): Queen's Admin.clearQueue.
+// DELETE /api/v1/queues/:queue/clear[?partition=] (admin; docs/admin-messages.md): Queen's
+// Admin.clearQueue.
 // The engine advances each partition's log start as retention does, so offsets never get a hole
 // and cursors stay valid; an unknown queue or partition is 404 (the procedure's refusal).
 import { z } from 'zod'

@@ -1,6 +1,7 @@
-// The resource routes (q&r): queue list, detail, depth and delete, the three aggregate listings,
-// and the partition listing (SDK-SURFACE A2). Each is one procedure call whose JSON is passed
-// through; reads are read-only, delete is admin. Literal paths first (API 3.6).
+// The resource routes (docs/resources.md): queue list, detail, depth and delete, the three
+// aggregate listings, and the partition listing (docs/admin-messages.md). Each is one procedure
+// call whose JSON is passed through; reads are read-only, delete is admin. Literal paths first,
+// so a parameter does not match them.
 import { z } from 'zod'
 import { INT_MAX, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
@@ -10,7 +11,7 @@ const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as co
 // ?stats=cached: serve queen.stats as it stands, nothing computed per call (metering pollers).
 const queuesQuery = z.object({ stats: qOneOf(['live', 'cached']).default('live') })
 const depthQuery = z.object({ group: qString() })
-// A2: the older Node server's filters, paged like the other listings.
+// The partition listing: the older Node server's filters, paged like the other listings.
 const partitionsQuery = z.object({ queue: qString(), minDepth: qInt(0, 0, Number.MAX_SAFE_INTEGER), limit: qInt(100, 1, 1000), offset: qInt(0, 0, INT_MAX) })
 
 export const resourceRoutes = [

@@ -1,4 +1,4 @@
-// POST /api/v1/stats/refresh (API 5.13, D23): the stats lane's procedure run for the caller's
+// POST /api/v1/stats/refresh (design decision 41): the stats lane's procedure run for the caller's
 // tenant at once, without the lane's lease, so a dashboard can ask for fresh numbers.
 import { ROLE_SETS, route } from '../http/route.js'
 

@@ -1,6 +1,7 @@
-// Status reads (API 5.14), Queen's dashboard and queenctl views: one procedure call each. Counts use
-// the resource routes' sources and staleness (statsAge); series come from the per-minute counters
-// the stats lane keeps (ENGINE 8.1). Unknown queue → 404 only on the two per-queue reads (D18).
+// Status reads (docs/status.md), Queen's dashboard and queenctl views: one procedure call each.
+// Counts use the resource routes' sources and staleness (statsAge); series come from the per-minute
+// counters the stats lane keeps (docs/status.md). Unknown queue → 404 only on the two per-queue
+// reads (design decision 30).
 // /status/buffers is process-local: this broker has no push buffer, so its zeros are true.
 import { z } from 'zod'
 import type { StatusFilter } from '../db/procedures.js'
@@ -24,7 +25,7 @@ export function statusFilter(q: z.output<typeof statusQuery>): StatusFilter {
 const queuesQuery = z.object({ namespace: qString(), task: qString(), limit: qInt(100, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
 const analyticsQuery = z.object({ interval: qOneOf(INTERVALS).default('hour'), ...statusFilterShape })
 const pageQuery = z.object({ limit: qInt(50, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
-// includePartitions=false (the clients' totals-only read, A2) leaves the partitions key out.
+// includePartitions=false (the clients' totals-only read) leaves the partitions key out.
 const detailQuery = z.object({ includePartitions: qBool(true) })
 
 export const statusRoutes = [

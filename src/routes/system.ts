@@ -1,7 +1,8 @@
-// System maintenance (API 5.15): two broker-wide flags in queen.system_state that the push and pop
-// procedures read themselves, so a switch made through one replica or isolate applies on every
-// other from its next request. Reads are admin; the switches are admin and refuse tenant-bound
-// tokens (brokerWide, API 4.4). There is no local push buffer, so Queen's buffer fields are true zeros.
+// System maintenance (docs/status.md): two broker-wide flags in queen.system_state that the push
+// and pop procedures read themselves, so a switch made through one replica or isolate applies on
+// every other from its next request. Reads are admin; the switches are admin and refuse
+// tenant-bound tokens (brokerWide, design decision 41). There is no local push buffer, so Queen's
+// buffer fields are true zeros.
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'

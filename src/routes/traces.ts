@@ -1,4 +1,4 @@
-// Message traces (API §5.11): a consumer records events against a message and reads them back by
+// Message traces (docs/traces.md): a consumer records events against a message and reads them back by
 // message key or by trace name. Entries are snake_case on the wire (Queen's format). Traces
 // outlive their queue and the message's retention, so the reads never require either to exist.
 import { z } from 'zod'
@@ -12,7 +12,7 @@ import { reveal } from '../reveal.js'
 const EVENT_TYPE_MAX = 64
 const TRACE_NAMES_MAX = 20
 // Paging: limit is clamped to [1, LIMIT_MAX] (documented in docs/traces.md); offset is any integer
-// ≥ 0, clamped to a safe integer. Anything not base-10 digits is a 400 (API §1.5).
+// ≥ 0, clamped to a safe integer. Anything not base-10 digits is a 400.
 const LIMIT_MAX = 1000
 
 const missing = (v: unknown) => v === undefined || v === null || v === ''
@@ -96,7 +96,7 @@ export const traceRoutes = [
       return c.json({ success: true, traceId: created.traceId }, 201)
     },
   ),
-  // Literal paths before /:partitionId/:transactionId (API §3.6).
+  // Literal paths before /:partitionId/:transactionId, which would otherwise match them.
   route(
     { method: 'GET', path: '/api/v1/traces/names', summary: 'Trace names in use, paged', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none', request: { query: pageQuery(50) } },
     async (c, { query }) => {

@@ -1,7 +1,7 @@
-// POST /api/v1/transaction (API §5.7): pushes and acks in one PostgreSQL transaction. Structural
-// problems are 400 with nothing executed; a business failure (missing message, wrong lease, lost
-// required lease) is 200 {success:false} with nothing applied, never 5xx, since the SDKs would
-// resend a 5xx. Push items go through the same validation and encryption loop as /push.
+// POST /api/v1/transaction (design decision 21): pushes and acks in one PostgreSQL transaction.
+// Structural problems are 400 with nothing executed; a business failure (missing message, wrong
+// lease, lost required lease) is 200 {success:false} with nothing applied, never 5xx, since the
+// SDKs would resend a 5xx. Push items go through the same validation and encryption loop as /push.
 import { z } from 'zod'
 import type { TransactionOpArg } from '../db/procedures.js'
 import { ROLE_SETS, route } from '../http/route.js'

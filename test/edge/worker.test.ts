@@ -369,7 +369,7 @@ describe('the worker in workerd', () => {
     }
   })
 
-  it('refuses to serve when the role has no statement timeout (D3)', async () => {
+  it('refuses to serve when the role has no statement timeout', async () => {
     const untimed = await freshDatabase()
     try {
       // Role-in-database settings beat the role-wide one db:migrate wrote, for this database only.

@@ -107,7 +107,7 @@ describe('configure creates', () => {
     expect(await stored('')).toMatchObject({ leaseTime: 11 })
   })
 
-  it('derives namespace and task from a dotted name (D11)', async () => {
+  it('derives namespace and task from a dotted name', async () => {
     expect((await configure({ queue: 'billing.invoice.v2' })).body).toMatchObject({ namespace: 'billing', task: 'invoice' })
     expect((await configure({ queue: '.lonely' })).body).toMatchObject({ namespace: '', task: 'lonely' })
   })
@@ -352,7 +352,7 @@ describe('verdicts and failures of the procedure', () => {
   })
 })
 
-describe('the SDK create() call (D12)', () => {
+describe('the SDK create() call', () => {
   // What the Queen JS and Python SDKs send for queue(...).create(): nine options, always.
   const SDK_CREATE = {
     leaseTime: 300,

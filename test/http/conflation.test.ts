@@ -58,7 +58,7 @@ describe('conflating delivery', () => {
     expect((await pop(app, 'ticker', { consumerGroup: 'all-of-it', batch: 10000, partitions: 12 })).messages).toHaveLength(4000)
   })
 
-  it('settles only the leased range: frames pushed after the pop stay pending (D8)', async () => {
+  it('settles only the leased range: frames pushed after the pop stay pending', async () => {
     await fill('prices', 3)
     const first = await pop(app, 'prices', { consumerGroup: 'lv', delivery: 'conflate', batch: 10 })
     expect(first.messages.map((m) => m.offset)).toEqual([2])
@@ -140,7 +140,7 @@ describe('conflating delivery', () => {
     expect((await pop(app, 'auto-lv', { consumerGroup: 'lv' })).status).toBe(204)
   })
 
-  it('fixes delivery at first contact and ignores it in queue mode (D8)', async () => {
+  it('fixes delivery at first contact and ignores it in queue mode', async () => {
     await fill('policy', 3)
     expect((await pop(app, 'policy', { consumerGroup: 'plain', batch: 10 })).messages).toHaveLength(3)
     await fill('policy', 3, 'other')

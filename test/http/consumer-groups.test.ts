@@ -29,7 +29,7 @@ const groupRow = async (queue: string, group: string) =>
     `select g.subscription_mode as mode, g.subscription_at as at, g.delivery, g.caught_up_at as caught
        from queen.consumer_groups g join queen.queues q on q.id = g.queue_id where q.name = $1 and g.consumer_group = $2`, [queue, group]))[0]
 
-describe('unknown groups (D18)', () => {
+describe('unknown groups', () => {
   it('answer 200 with {} or zero counts on every admin route', async () => {
     expect(await app.json('GET', '/api/v1/consumer-groups/nobody')).toMatchObject({ status: 200, body: {} })
     expect(await app.json('DELETE', '/api/v1/consumer-groups/nobody')).toMatchObject({
@@ -157,7 +157,7 @@ describe('seek', () => {
     expect(again.messages.map((m) => `${m.partition}:${m.offset}`)).toEqual(['old:0', 'old:1'])
   })
 
-  it('seeks to the instant of a split push from its first frame, though its segments share one createdAt (D9)', async () => {
+  it('seeks to the instant of a split push from its first frame, though its segments share one createdAt', async () => {
     await fill('ties', 3)
     const split = await push(app, Array.from({ length: 2500 }, (_, i) => ({ queue: 'ties', payload: i })))
     expect(split[0]!.offset).toBe(3)
@@ -240,7 +240,7 @@ describe('subscription rewrite', () => {
   })
 })
 
-describe('delivery policy route (API 8, D8, D15)', () => {
+describe('delivery policy route', () => {
   it('creates the queue and the group record with only delivery set; the first pop fixes the subscription', async () => {
     const res = await app.json('POST', '/api/v1/consumer-groups/lv/queues/quotes.fx/delivery', { conflation: true })
     expect(res).toMatchObject({ status: 200, body: { success: true, consumerGroup: 'lv', queueName: 'quotes.fx', conflation: true } })

@@ -74,7 +74,7 @@ describe('encryption at rest', () => {
     }
   })
 
-  it('never stores plaintext for an encrypted queue under concurrent flips and pushes (ENGINE 13.13)', async () => {
+  it('never stores plaintext for an encrypted queue under concurrent flips and pushes', async () => {
     await configureQueue(app, 'racing', { encryption_enabled: false })
     const flips = (async () => {
       for (let i = 0; i < 10; i++) await configureQueue(app, 'racing', { encryption_enabled: i % 2 === 0 })

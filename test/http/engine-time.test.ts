@@ -76,7 +76,7 @@ describe('leases over time', () => {
     expect(dlq).toEqual([{ off: 0, error: 'Lease expired', retry_count: 2 }])
   })
 
-  it('uses 60 s when leaseTime is 0 or less (D17)', async () => {
+  it('uses 60 s when leaseTime is 0 or less', async () => {
     await configureQueue(app, 'zerolease', { lease_time: 0 })
     await pushAt('zerolease', 0, ['x'])
     await popAt('zerolease', 0)
@@ -147,7 +147,7 @@ describe('delivery gates', () => {
     expect(sub.messages.map((m) => m.data)).toEqual(['after-1', 'after-2'])
   })
 
-  it('keeps a caught-up watermark that never hides new writes or leased frames (ENGINE 5.6)', async () => {
+  it('keeps a caught-up watermark that never hides new writes or leased frames', async () => {
     await configureQueue(app, 'caught', { lease_time: 300 })
     await pushAt('caught', 0, ['a0'], 'a')
     await pushAt('caught', 0, ['b0'], 'b')

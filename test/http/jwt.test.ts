@@ -103,7 +103,7 @@ describe('HS256', () => {
   })
 })
 
-describe('order of checks (API §3.5)', () => {
+describe('order of checks', () => {
   let tenancy: TestApp
   beforeAll(async () => {
     tenancy = await broker({ JWT_SECRET: SECRET, QUEEN_TENANCY_HEADER: 'X-Queen-Tenant', MAX_BODY_BYTES: '1024' })

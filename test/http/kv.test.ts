@@ -61,7 +61,7 @@ describe('kv routes', () => {
     expect(row!.n).toBe(2)
   })
 
-  it('limits keys to 400 characters, counted as characters rather than bytes (D2)', async () => {
+  it('limits keys to 400 characters, counted as characters rather than bytes', async () => {
     const wide = 'é'.repeat(400) // 800 bytes in UTF-8
     expect((await app.json('PUT', path(wide), { value: 1 }, A)).status).toBe(200)
     expect((await app.json('GET', path(wide), undefined, A)).body.key).toBe(wide)

@@ -204,7 +204,7 @@ describe('GET /metrics/prometheus', () => {
   })
 })
 
-describe('D23: per-queue series under tenancy', () => {
+describe('per-queue series under tenancy', () => {
   const tenancy = { QUEEN_TENANCY_HEADER: 'X-Queen-Tenant' }
   const auth = { JWT_ENABLED: 'true', JWT_SECRET: SECRET }
 

@@ -119,7 +119,7 @@ describe('pop', () => {
     expect((await pop(app, 'fanout', { batch: 10 })).messages.map((m) => m.offset)).toEqual([0, 1, 2])
   })
 
-  it('never lets two of many concurrent pops lease one partition (ENGINE 13.4)', async () => {
+  it('never lets two of many concurrent pops lease one partition', async () => {
     await fill('contended', 20)
     const answers = await Promise.all(Array.from({ length: 10 }, () => pop(app, 'contended', { batch: 20 })))
     const winners = answers.filter((a) => a.status === 200)
@@ -223,7 +223,7 @@ describe('ack', () => {
     expect(row).toEqual({ error: 'Dead-lettered by consumer' })
   })
 
-  it('reports a wrong lease per item and applies nothing (D5 for items without a lease)', async () => {
+  it('reports a wrong lease per item and applies nothing (for items without a lease too)', async () => {
     await fill('wrongLease', 2)
     const { messages } = await pop(app, 'wrongLease', { batch: 2 })
     const before = await cursor('wrongLease')
@@ -238,7 +238,7 @@ describe('ack', () => {
     expect(await cursor('wrongLease')).toMatchObject({ committed: 1, lease: before!.lease })
   })
 
-  it('verifies an ack by offset against the frame (D6) and reports unknown things per item', async () => {
+  it('verifies an ack by offset against the frame and reports unknown things per item', async () => {
     await fill('byOffset', 2)
     const { messages } = await pop(app, 'byOffset', { batch: 2 })
     const pid = messages[0]!.partitionId
@@ -313,7 +313,7 @@ describe('pop and ack refuse bad input with 400 and write nothing', () => {
 })
 
 describe('limits and maintenance', () => {
-  it('keeps a pop under POP_MAX_BYTES but always delivers at least one frame (D10)', async () => {
+  it('keeps a pop under POP_MAX_BYTES but always delivers at least one frame', async () => {
     const tight = await testApp({ database: app.database, env: { POP_MAX_BYTES: '1024' } })
     try {
       await push(app, Array.from({ length: 5 }, (_, i) => ({ queue: 'budgeted', payload: 'b'.repeat(700) + i })))

@@ -112,7 +112,7 @@ describe('POST /api/v1/push', () => {
     expect(row!.n).toBe(1)
   })
 
-  it('disables dedup entirely, inside one request too, when dedupWindowSeconds is 0 (D17)', async () => {
+  it('disables dedup entirely, inside one request too, when dedupWindowSeconds is 0', async () => {
     await push(app, [{ queue: 'nodedup', transactionId: 'k' }])
     await configureQueue(app, 'nodedup', { dedup_window_seconds: 0 })
     const res = await push(app, [{ queue: 'nodedup', transactionId: 'k' }, { queue: 'nodedup', transactionId: 'k' }])
@@ -145,7 +145,7 @@ describe('POST /api/v1/push', () => {
     }
   })
 
-  it('splits a large push into segments that share one createdAt, and a subscription at that instant sees all of it (D9)', async () => {
+  it('splits a large push into segments that share one createdAt, and a subscription at that instant sees all of it', async () => {
     const res = await push(app, Array.from({ length: 2500 }, (_, i) => ({ queue: 'split', payload: i })))
     expect(res.map((r) => r.offset)).toEqual(Array.from({ length: 2500 }, (_, i) => i))
     const segments = await app.database.sql<{ base: number; last: number; at: string }>(`
@@ -184,7 +184,7 @@ describe('POST /api/v1/push', () => {
     expect(await read()).toEqual({ head: '10:00:01.200000', lw: '10:00:01.000000' })
   })
 
-  it('keeps offsets gap-free and createdAt strictly increasing under concurrent pushers (ENGINE 13.2)', async () => {
+  it('keeps offsets gap-free and createdAt strictly increasing under concurrent pushers', async () => {
     await Promise.all(
       Array.from({ length: 6 }, async (_, w) => {
         for (let k = 0; k < 8; k++) {
@@ -270,7 +270,7 @@ describe('push refuses bad input with 4xx and writes nothing', () => {
     expect(res.body.code).toBe('invalid_json')
   })
 
-  it('refuses a frame over MAX_FRAME_BYTES with 413 naming the item (D10)', async () => {
+  it('refuses a frame over MAX_FRAME_BYTES with 413 naming the item', async () => {
     const small = await testApp({ database: app.database, env: { MAX_FRAME_BYTES: '2048', MAX_PUSH_ITEMS: '3' } })
     try {
       const before = await writtenRows(app)

@@ -46,7 +46,7 @@ describe('auto-creation', () => {
     expect(await partitions('parts')).toEqual(['p-from-push'])
   })
 
-  it('derives namespace and task the same way on every create path and on replace and null (D11)', async () => {
+  it('derives namespace and task the same way on every create path and on replace and null', async () => {
     await push(a, [{ queue: 'd.push.x', payload: 1 }])
     await pop(a, 'd.pop.x')
     await configure(a, { queue: 'd.configure.x' })

@@ -124,7 +124,7 @@ describe('subscription modes', () => {
     expect(await mode('durable', 'keeper')).toMatchObject({ mode: 'new' })
   })
 
-  it('ack of a group with no cursor row initialises it by the subscription (D7)', async () => {
+  it('ack of a group with no cursor row initialises it by the subscription', async () => {
     await fill('d7', 3)
     await fill('d7', 1, 'other')
     // First contact through the partition route: only 'other' gets a cursor row.

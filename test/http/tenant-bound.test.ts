@@ -103,7 +103,7 @@ describe('broker-wide routes', () => {
   })
 })
 
-describe('the principal a handler sees (producerSub, API §3.8)', () => {
+describe('the principal a handler sees (producerSub)', () => {
   it('carries the token sub with auth on, and no sub with auth off', async () => {
     const on = await single.json('GET', '/probe/principal', undefined, await as({ sub: 'producer-7', role: 'write-only' }))
     expect(on.body).toMatchObject({ sub: 'producer-7', roles: ['write-only'] })

@@ -55,7 +55,7 @@ describe('POST /api/v1/transaction: an ack that names no lease, the lease in req
     expect(await dlqRows(`${name}.in`, group ?? '__QUEUE_MODE__')).toHaveLength(status === 'failed' || status === 'dlq' ? 1 : 0)
   })
 
-  it('still refuses a failed ack for a lease the transaction does not hold (D5)', async () => {
+  it('still refuses a failed ack for a lease the transaction does not hold', async () => {
     await push(app, [{ queue: 'tx-foreign', payload: 1 }])
     const holder = await pop(app, 'tx-foreign', { wait: false })
     const m = holder.messages[0]!

@@ -75,7 +75,7 @@ async function sessionCall<N extends ProcedureName>(client: Queryable, name: N, 
   }
 }
 
-/** Runs work in one transaction with a timeout long enough for bulk steps (D3: SET LOCAL). */
+/** Runs work in one transaction with a timeout long enough for bulk steps (SET LOCAL, design decision 34). */
 async function inTransaction<T>(handle: DatabaseHandle, work: (client: Queryable) => Promise<T>): Promise<T> {
   if (!handle.pool) throw new Error(`database ${handle.name} has no pool to open a session on`)
   const client = await handle.pool.connect().catch((error: unknown) => {

@@ -33,8 +33,9 @@ export interface MigrateAllResult {
 
 /**
  * Migrates every database, each on a connection of its own (the serving pools must be opened after
- * ALTER ROLE, D3). One database failing does not stop the others: the caller decides (Node refuses
- * to start only when the default fails; the others' tenants get 503 until they are migrated).
+ * ALTER ROLE, design decision 34). One database failing does not stop the others: the caller
+ * decides (Node refuses to start only when the default fails; the others' tenants get 503 until
+ * they are migrated).
  */
 export async function migrateAll(urls: Map<string, string>, statementTimeoutMs: number): Promise<MigrateAllResult[]> {
   // One after the other: databases of one cluster share the role that every run's ALTER ROLE
