@@ -1,4 +1,4 @@
-// What a maintenance lane is (STYLE 15): a name, an interval from configuration, and one bounded,
+// What a maintenance lane is: a name, an interval from configuration, and one bounded,
 // idempotent step. The runner (runner.ts) owns claiming, renewing and releasing.
 import type { Config } from '../src/config.js'
 import type { Database } from '../src/db/database.js'

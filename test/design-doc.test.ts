@@ -82,7 +82,7 @@ const NOT_YET_REWRITTEN = [
 const NEVER_CHECKED = ['bench/results', 'bench/baseline']
 const TEXT = /\.(md|ts|mjs|sql|txt)$/
 const CITATION =
-  /\b(API|ENGINE|RUNTIME|DECISIONS|SDK-SURFACE|STREAMS|QUEEN16)\.md\b|API §|§\s?\d|\bENGINE\b|\bRUNTIME\b|DECISIONS|SDK-SURFACE|queues-and-resources|\bq&r\b|\bD\d{1,2}\b|\b(S[12456]|A[1-4])\b/
+  /\b(API|ENGINE|RUNTIME|DECISIONS|SDK-SURFACE|STREAMS|QUEEN16|STYLE)\.md\b|API §|\bAPI \d|\bSTYLE \d|§\s?\d|\bENGINE\b|\bRUNTIME\b|DECISIONS|SDK-SURFACE|queues-and-resources|\bq&r\b|\bD\d{1,2}\b|\b(S[12456]|A[1-4])\b/
 
 const under = (path: string, prefixes: readonly string[]) => prefixes.some((p) => path === p || path.startsWith(`${p}/`))
 

@@ -1,4 +1,4 @@
-// One conformance suite every driver passes (STYLE 11): the same calls through node-postgres and
+// One conformance suite every driver passes: the same calls through node-postgres and
 // through Neon's serverless Pool (over the WebSocket bridge, as on the edge) behave identically.
 import { neonConfig } from '@neondatabase/serverless'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'

@@ -3,8 +3,8 @@
 //   partitions/changed (its safeTime bounds what may be closed) -> fetch each changed partition
 //   from its next offset -> one object per (partition, window), split into parts by frames/bytes
 //   -> the window's manifest -> only then the kv pointer s3:<sink>:<queue>:committed, which the
-//   retention hold trusts, so it never names a window whose objects are not all stored (design
-//   decision 31).
+//   retention hold trusts, so it never names a window whose objects are not all stored
+//   (design decision 31).
 // Windows are [k*w, (k+1)*w) aligned to the epoch, and a window is closed only when its end is at
 // or below safeTime, when its frames can no longer change (docs/sink-protocol.md). So a window's
 // content, and with it every object name and byte, is a function of the committed state alone: a

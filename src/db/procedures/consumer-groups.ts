@@ -101,18 +101,13 @@ export const consumerGroupsFamily = defineFamily({
     verbatim(z.record(z.string(), groupOnQueue)),
   ),
   /** Deletes a group's cursors (and its subscription records) in every queue or one. */
-  consumer_group_delete_v1: tenantScoped<{ tenant: string; group: string; queue?: string; deleteMetadata: boolean }>({
-    tenant: 'text',
-    group: 'text',
-    queue: 'text',
-    deleteMetadata: 'boolean',
-  }).returns(verbatim(deleted)),
+  consumer_group_delete_v1: tenantScoped<{ tenant: string; group: string; queue?: string; deleteMetadata: boolean }>(
+    { tenant: 'text', group: 'text', queue: 'text', deleteMetadata: 'boolean' },
+  ).returns(verbatim(deleted)),
   /** Rewrites the subscription instant of the group's records in every queue. */
-  consumer_group_subscription_v1: tenantScoped<{ tenant: string; group: string; timestamp: string }>({
-    tenant: 'text',
-    group: 'text',
-    timestamp: 'timestamptz',
-  }).returns(verbatim(resubscribed)),
+  consumer_group_subscription_v1: tenantScoped<{ tenant: string; group: string; timestamp: string }>(
+    { tenant: 'text', group: 'text', timestamp: 'timestamptz' },
+  ).returns(verbatim(resubscribed)),
   /** Seeks every partition of a queue by timestamp or to its end; QM404 for an unknown queue. */
   consumer_group_seek_v1: tenantScoped<{ tenant: string; group: string; queue: string; timestamp?: string; toEnd: boolean }>({
     tenant: 'text',
