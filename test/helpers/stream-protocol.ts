@@ -4,8 +4,9 @@
 // - tumbling and sliding windows on processing time (the source message's createdAt), closed by the
 //   batch's newest createdAt in a cycle, or by the idle flush: a ripe read (key_prefix +
 //   ripe_at_or_before = now) and an ack:null cycle deleting and emitting every row it returned;
-// - session windows on event time (payload.ts) with the watermark under `__wm__`, closed by the
-//   watermark in a cycle, or by the idle flush from a whole-shard read.
+// - session windows per key, on event time (payload.ts, with the watermark under `__wm__`) or on
+//   processing time, closed by the watermark or the batch's newest createdAt in a cycle, or by the
+//   idle flush from a whole-shard read (its clock: the committed watermark, or now).
 // The loop pops (group streams.<name>, partitions=4), groups by partitionId, sorts each group by
 // (createdAt, id), reads the shard's state (keys: []), folds, and commits state ops + sink items +
 // the ack of the last message with `count` in one cycle. With `serialise`, the loop and the flush of
@@ -49,6 +50,9 @@ export interface ProtocolRunnerOptions {
   sizeMs: number
   /** Sliding windows: the slide; it divides sizeMs. */
   slideMs?: number
+  /** Sessions: on the events' own time (payload.ts) rather than createdAt. */
+  eventTime?: boolean
+  /** The idle flush's period; 0: this runner does not flush. */
   idleFlushMs: number
   batch?: number
   serialise: boolean
@@ -88,7 +92,7 @@ interface Cycle {
 export class ProtocolRunner {
   queryId = ''
   readonly errors: string[] = []
-  readonly stats = { cycles: 0, flushes: 0, popped: 0 }
+  readonly stats = { cycles: 0, flushes: 0, deferred: 0, popped: 0 }
   private readonly partitions = new Map<string, string>()
   private readonly locks = new Map<string, Promise<void>>()
   /** Event-time watermark per partition, as the last committed cycle left it. */
@@ -119,7 +123,7 @@ export class ProtocolRunner {
   /** Starts the pop loop and the idle-flush timer. */
   start(): void {
     this.running = true
-    this.tasks = [this.loop(), this.flushTimer()]
+    this.tasks = this.o.idleFlushMs > 0 ? [this.loop(), this.flushTimer()] : [this.loop()]
   }
 
   /** Stops both and waits for what is in flight. */
@@ -155,7 +159,9 @@ export class ProtocolRunner {
 
   /** One pop and its cycles; false when the pop found nothing. */
   async step(): Promise<boolean> {
-    const qs = new URLSearchParams({ batch: String(this.o.batch ?? 50), consumerGroup: this.group, partitions: '4', wait: 'false' })
+    // subscriptionMode all, as Queen's suite runs its streams: a new group otherwise starts at the
+    // tail, skipping what was pushed before its first pop.
+    const qs = new URLSearchParams({ batch: String(this.o.batch ?? 50), consumerGroup: this.group, partitions: '4', wait: 'false', subscriptionMode: 'all' })
     const popped = await this.o.send('GET', `/api/v1/pop/queue/${encodeURIComponent(this.o.source)}?${qs}`)
     if (popped.status === 204) return false
     if (popped.status !== 200) throw new Error(`pop answered ${popped.status}: ${JSON.stringify(popped.body)}`)
@@ -219,12 +225,14 @@ export class ProtocolRunner {
   }
 
   /**
-   * Session windows on event time: events extend their key's open session within the gap, a later
-   * one closes it and opens the next; the watermark (the newest event time) closes sessions whose
-   * last event is a gap behind it. Events older than the loaded watermark are late and dropped.
+   * Session windows: events extend their key's open session within the gap, a later one closes it
+   * and opens the next; the clock (the watermark, the newest event time, on event time; else the
+   * batch's newest createdAt) closes sessions whose last event is a gap behind it. On event time,
+   * events older than the loaded watermark are late and dropped.
    */
-  private foldSessions(state: Map<string, any>, ordered: Popped[], partition: string): { cycle: Cycle; watermark: number } {
-    const loadedWm: number = state.get(WM)?.eventTimeMs ?? -Infinity
+  private foldSessions(state: Map<string, any>, ordered: Popped[], partition: string): { cycle: Cycle; watermark: number | undefined } {
+    const eventTime = this.o.eventTime === true
+    const loadedWm: number = eventTime ? (state.get(WM)?.eventTimeMs ?? -Infinity) : -Infinity
     const prefix = `${this.tag}${SEP}open${SEP}`
     const sessions = new Map<string, { start: number; last: number; agg: Agg | undefined; persisted: boolean; dirty: boolean; closed: boolean }>()
     for (const [k, v] of state) {
@@ -234,7 +242,8 @@ export class ProtocolRunner {
     const emit = (key: string, s: { start: number; last: number; agg: Agg | undefined }) => cycle.emits.push({ partition, key, start: s.start, end: s.last, ...s.agg! })
     let wm = loadedWm
     for (const m of ordered) {
-      const { key, v, ts } = m.data
+      const { key, v } = m.data
+      const ts = eventTime ? m.data.ts : Date.parse(m.createdAt)
       if (ts < loadedWm) continue
       wm = Math.max(wm, ts)
       let s = sessions.get(key)
@@ -258,6 +267,7 @@ export class ProtocolRunner {
         cycle.state_ops.push({ type: 'upsert', key: prefix + key, value: { acc: s.agg, sessionStart: s.start, lastEventTime: s.last } })
       }
     }
+    if (!eventTime) return { cycle, watermark: undefined }
     if (wm > -Infinity) cycle.state_ops.push({ type: 'upsert', key: WM, value: { eventTimeMs: wm } })
     return { cycle, watermark: wm }
   }
@@ -290,8 +300,8 @@ export class ProtocolRunner {
     const partition = this.partitions.get(partitionId)!
     const cycle: Cycle = { state_ops: [], emits: [] }
     if (this.o.kind === 'session') {
-      // Sessions close on event time: the clock is the committed watermark (no new events here).
-      const clock = ripeAt ?? this.watermarks.get(partitionId)
+      // On event time the clock is the committed watermark (no new events here); else now.
+      const clock = ripeAt ?? (this.o.eventTime ? this.watermarks.get(partitionId) : Date.now())
       if (clock === undefined) return
       const loaded = await this.post('/streams/v1/state/get', { query_id: this.queryId, partition_id: partitionId, keys: [] })
       const prefix = `${this.tag}${SEP}open${SEP}`
@@ -317,11 +327,12 @@ export class ProtocolRunner {
       }
     }
     if (cycle.emits.length === 0) return
-    await this.commit(partitionId, cycle, null)
+    if (await this.commit(partitionId, cycle, null)) this.stats.deferred++
     this.stats.flushes++
   }
 
-  private async commit(partitionId: string, cycle: Cycle, ack: Record<string, unknown> | null): Promise<void> {
+  /** Commits a cycle; true when the broker deferred it (a flush that would have raced a cycle). */
+  private async commit(partitionId: string, cycle: Cycle, ack: Record<string, unknown> | null): Promise<boolean> {
     const res = await this.post('/streams/v1/cycle', {
       query_id: this.queryId,
       partition_id: partitionId,
@@ -332,5 +343,6 @@ export class ProtocolRunner {
       release_lease: true,
     })
     if (res.success !== true) throw new Error(`cycle failed: ${res.error}`)
+    return res.deferred === true
   }
 }
