@@ -94,6 +94,10 @@ export class ProtocolRunner {
   readonly errors: string[] = []
   readonly stats = { cycles: 0, flushes: 0, deferred: 0, popped: 0 }
   private readonly partitions = new Map<string, string>()
+  /** The source partitions this runner has seen: id → name. */
+  get partitionNames(): ReadonlyMap<string, string> {
+    return this.partitions
+  }
   private readonly locks = new Map<string, Promise<void>>()
   /** Event-time watermark per partition, as the last committed cycle left it. */
   private readonly watermarks = new Map<string, number>()

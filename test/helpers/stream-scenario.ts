@@ -102,16 +102,23 @@ interface Stored {
   data: SourceEvent
 }
 
-/** Everything a group that has not read the queue yet pops from it, acking as it goes. */
-async function readAll(send: Send, queue: string): Promise<Stored[]> {
+/**
+ * Every frame of the named partitions of a queue, read by offset (POST /api/v1/fetch): no group, no
+ * lease, nothing written, so a read retried across a broker kill reads the same again.
+ */
+async function readLog(send: Send, queue: string, partitions: string[]): Promise<Stored[]> {
   const out: Stored[] = []
-  for (;;) {
-    const qs = new URLSearchParams({ batch: '1000', partitions: '100', consumerGroup: 'verify', subscriptionMode: 'all', wait: 'false', autoAck: 'true' })
-    const res = await send('GET', `/api/v1/pop/queue/${encodeURIComponent(queue)}?${qs}`)
-    if (res.status === 204) return out
-    if (res.status !== 200) throw new Error(`verify pop of ${queue} answered ${res.status}: ${JSON.stringify(res.body)}`)
-    out.push(...(res.body.messages as Stored[]))
+  for (const partition of partitions) {
+    for (let from = 0; ; ) {
+      const res = await send('POST', '/api/v1/fetch', { entries: [{ queue, partition, fromOffset: from, limit: 1000 }] })
+      if (res.status !== 200) throw new Error(`fetch of ${queue}/${partition} answered ${res.status}: ${JSON.stringify(res.body)}`)
+      const entry = res.body.entries[0]
+      if (!entry.frames || entry.frames.length === 0) break
+      out.push(...entry.frames.map((f: Omit<Stored, 'partition'>) => ({ ...f, partition })))
+      from = entry.nextOffset
+    }
   }
+  return out
 }
 
 export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
@@ -189,13 +196,13 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   await Promise.all(runners.map((r) => r.stop()))
   for (const r of runners) await r.flush(Number.MAX_SAFE_INTEGER)
 
-  const stored = await readAll(o.send, source)
-  const emitted = (await readAll(o.send, sink)).map((m) => m.data as unknown as Emit)
+  const names = Array.from({ length: partitions }, (_, p) => `p${p}`)
+  const stored = await readLog(o.send, source, names)
+  // Sink items keep their source partition's name.
+  const emitted = (await readLog(o.send, sink, names)).map((m) => m.data as unknown as Emit)
   const queryId = runners[0]!.queryId
-  const partitionIds = new Map<string, string>()
-  for (const m of stored as (Stored & { partitionId: string })[]) partitionIds.set(m.partition, m.partitionId)
   const state = new Map<string, { key: string; value: any }[]>()
-  for (const [name, id] of partitionIds) {
+  for (const [id, name] of new Map(runners.flatMap((r) => [...r.partitionNames]))) {
     const res = await o.send('POST', '/streams/v1/state/get', { query_id: queryId, partition_id: id, keys: [] })
     state.set(name, res.body.rows)
   }
