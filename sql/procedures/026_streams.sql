@@ -280,14 +280,15 @@ $$;
 -- for a flush identical to an older one that finds the very rows that one deleted again: that is a
 -- new flush of a window re-created exactly, and it goes on.
 -- The flush fence (issue #34, docs/streams.md): a flush (an ack-less cycle whose state ops only
--- delete, as a window runtime's idle flush is) is computed from a state read the runner's cycles may overtake. It
--- applies only when (a) no cycle of the shard applied since the latest state read made between
--- batches (read_version, recorded by streams_state_get_v1), (b) every key it deletes is there, and
--- (c) no batch of the source partition is leased to the runner's group at commit, the cursor row
--- held FOR SHARE to commit so no pop leases one before the flush is visible. The runner's cycle of
--- a leased batch needs no fence: no flush applies while it holds the lease, and an expired or lost
--- lease refuses its ack. A flush that fails the fence applies nothing and answers success with
--- `deferred: true`: the rows it would have closed are still in state, for the next flush or cycle.
+-- delete, as a window runtime's idle flush is) is computed from a state read that the runner's
+-- cycles may overtake. It applies only when (a) no cycle of the shard applied since the latest state
+-- read made between batches (read_version, recorded by streams_state_get_v1), (b) every key it
+-- deletes is there, and (c) no batch of the source partition is leased to the runner's group at
+-- commit, the cursor row held FOR SHARE to commit so no pop leases one before the flush is visible.
+-- The runner's cycle of a leased batch needs no fence: no flush applies while it holds the lease,
+-- and an expired or lost lease refuses its ack. A flush that fails the fence applies nothing and
+-- answers success with `deferred: true`: the rows it would have closed are still in state, for the
+-- next flush or cycle.
 -- Returns {success, query_id, partition_id, queueName, state_ops_applied, push_results:[_log_push's
 --   items], ack_result|null, queues (encryption flags), error?, replayed?, deferred?}.
 -- Raises QMMNT (push maintenance with sink items), QMENC (the route re-encodes) and any
