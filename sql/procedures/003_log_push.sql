@@ -88,24 +88,29 @@ begin
     -- windows, four more materialised copies of every frame) is skipped. Same result shape and
     -- allocation.
     with targets as materialized (
-      select q.name as queue_name, p.name as pname, p.id as partition_id
+      -- Each partition's next offset and the createdAt its new segment gets (alloc below computes the
+      -- same from the same locked row), so a frame's id can be minted from its place in the log.
+      select q.name as queue_name, p.name as pname, p.id as partition_id, p.last_offset + 1 as base,
+             greatest(v_clock, p.head_at + interval '1 microsecond') as created_at
         from log_partitions p join queues q on q.id = p.queue_id
        where p.id = any (v_pids)
-    ), framed as materialized (
-      -- One pass: parse, mint, build the frame and place it. The LATERALs hold volatile calls, so
-      -- each runs once per item; pos and the running byte sum share one window (one sort), which
-      -- matters because every pass over a window copies the frames.
-      select coalesce((x.e->>'index')::int, (x.ord - 1)::int) as idx, t.queue_name, t.partition_id,
-             ids.new_id, nullif(x.e->>'traceId', '') as trace, fr.frame, fr.bytes,
-             row_number() over w - 1 as pos,
-             (sum(fr.bytes) over w - fr.bytes)::bigint / 1048576 as byte_piece
+    ), placed as (
+      select coalesce((x.e->>'index')::int, (x.ord - 1)::int) as idx, x.e, t.queue_name, t.partition_id, t.base, t.created_at,
+             row_number() over (partition by t.partition_id order by coalesce((x.e->>'index')::int, (x.ord - 1)::int)) - 1 as pos
         from jsonb_array_elements(p_items) with ordinality as x(e, ord)
         join targets t on t.queue_name = x.e->>'queue' and t.pname = coalesce(nullif(x.e->>'partition', ''), 'Default')
-        -- One id per frame: the message id, and also its transaction id, since no item here names
-        -- one (a minted transaction id only has to be a fresh UUIDv7, design decision 22). Fenced so
-        -- the volatile call runs once per item even though both columns read it.
+    ), framed as materialized (
+      -- One pass: mint, build the frame and place it. The LATERALs hold volatile calls, so each runs
+      -- once per item. pos is numbered first, over the bare items, because the id is minted from it.
+      select p.idx, p.queue_name, p.partition_id, ids.new_id, nullif(p.e->>'traceId', '') as trace, fr.frame, fr.bytes, p.pos,
+             (sum(fr.bytes) over w - fr.bytes)::bigint / 1048576 as byte_piece
+        from placed p
+        -- One id per frame (_uuid_v7_at: rising with the offset): the message id, and also its
+        -- transaction id, since no item here names one (a minted transaction id only has to be a fresh
+        -- UUIDv7, design decision 22). Fenced so the volatile call runs once per item even though both
+        -- columns read it.
         cross join lateral (select m.id as new_id, m.id::text as txn
-                              from (select _uuid_v7(v_clock) as id offset 0) m) ids
+                              from (select _uuid_v7_at(p.created_at, p.base + p.pos) as id offset 0) m) ids
         -- OFFSET 0 keeps each subquery a fence: pulled up, every reference to `frame` would build
         -- the object again. The frame is to_jsonb of a row whose columns are its keys (in jsonb's key
         -- order): the same jsonb as jsonb_build_object, without categorising and converting twelve
@@ -115,13 +120,13 @@ begin
         -- nothing reads back); pop and fetch budget with their own text lengths.
         cross join lateral (select z.frame, pg_column_size(z.frame)::bigint as bytes
                               from (select to_jsonb(k) as frame
-                                      from (select ids.new_id as id, coalesce((x.e->>'enc')::boolean, false) as enc,
-                                                   nullif(x.e->>'producerSub', '') as sub, ids.txn as txn,
-                                                   coalesce(x.e->'data', 'null'::jsonb) as data,
-                                                   nullif(x.e->>'traceId', '') as trace) k
+                                      from (select ids.new_id as id, coalesce((p.e->>'enc')::boolean, false) as enc,
+                                                   nullif(p.e->>'producerSub', '') as sub, ids.txn as txn,
+                                                   coalesce(p.e->'data', 'null'::jsonb) as data,
+                                                   nullif(p.e->>'traceId', '') as trace) k
                                      offset 0) z
                             offset 0) fr
-      window w as (partition by t.partition_id order by coalesce((x.e->>'index')::int, (x.ord - 1)::int))
+      window w as (partition by p.partition_id order by p.pos)
     ), alloc as (
       -- alloc and seg repeat the dedup path's below on purpose: a CTE cannot be shared between two
       -- statements, and moving them into a function would put a call and a materialisation back
@@ -176,10 +181,10 @@ begin
     select r.idx, q.name as queue_name, p.id as partition_id, q.dedup_window_seconds as win,
            -- A window of 0 disables dedup entirely, inside one request too (design decision 22).
            (nullif(r.e->>'transactionId', '') is not null and q.dedup_window_seconds > 0) as dedup,
-           -- One id minted per item, as in the fast path: the message id if the item is stored,
-           -- and the transaction id when the item names none.
-           m.id as minted,
-           coalesce(nullif(r.e->>'transactionId', ''), m.id::text) as txn,
+           -- The item's own transaction id; one without gets its minted message id (`placed`).
+           nullif(r.e->>'transactionId', '') as given_txn,
+           -- The partition's next offset and its new segment's createdAt, as in the fast path.
+           p.last_offset + 1 as base, greatest(v_clock, p.head_at + interval '1 microsecond') as created_at,
            nullif(r.e->>'traceId', '') as trace,
            nullif(r.e->>'producerSub', '') as sub,
            coalesce((r.e->>'enc')::boolean, false) as enc,
@@ -187,23 +192,27 @@ begin
       from raw r
       join queues q on q.tenant_id = p_tenant and q.name = r.e->>'queue'
       join log_partitions p on p.queue_id = q.id and p.name = coalesce(nullif(r.e->>'partition', ''), 'Default')
-      cross join lateral (select _uuid_v7(v_clock) as id offset 0) m
   ), keyed as materialized (
     -- Live hashes from earlier calls; expired ones are ignored whether or not the purge ran
     -- (design decision 8).
-    select i.*, case when i.dedup then md5(i.txn)::uuid end as h, t.frame_offset as prior_off, t.message_id as prior_msg,
-           case when i.dedup then row_number() over (partition by i.partition_id, i.txn order by i.idx) else 1 end as dup_rank
+    select i.*, case when i.dedup then md5(i.given_txn)::uuid end as h, t.frame_offset as prior_off, t.message_id as prior_msg,
+           case when i.dedup then row_number() over (partition by i.partition_id, i.given_txn order by i.idx) else 1 end as dup_rank
       from items i
-      left join log_txns t on i.dedup and t.partition_id = i.partition_id and t.txn_hash = md5(i.txn)::uuid
+      left join log_txns t on i.dedup and t.partition_id = i.partition_id and t.txn_hash = md5(i.given_txn)::uuid
                           and t.expires_at > v_clock
   ), fresh_flag as materialized (
-    select k.*, (k.dup_rank = 1 and k.prior_off is null) as is_fresh,
-           case when k.dup_rank = 1 and k.prior_off is null then k.minted end as new_id
+    select k.*, (k.dup_rank = 1 and k.prior_off is null) as is_fresh
       from keyed k
-  ), placed as materialized (
+  ), numbered as materialized (
     select f.*, sum(case when f.is_fresh then 1 else 0 end)
                   over (partition by f.partition_id order by f.idx rows unbounded preceding)::bigint - 1 as pos
       from fresh_flag f
+  ), placed as materialized (
+    -- A stored item's id rises with its offset (_uuid_v7_at), as in the fast path; it is also the
+    -- transaction id of an item that names none (such an item is never a duplicate).
+    select n.*, m.id as new_id, coalesce(n.given_txn, m.id::text) as txn
+      from numbered n
+      cross join lateral (select case when n.is_fresh then _uuid_v7_at(n.created_at, n.base + n.pos) end as id offset 0) m
   ), won as materialized (
     -- Every item learns its winner: itself, the first occurrence in this call, or a stored hash.
     select pl.*,

@@ -89,15 +89,23 @@ $$;
 -- and planned for the filters at hand, so each filter is an index range: keys and the prefix on the
 -- primary key, ripe_at_or_before on stream_state_window_end_idx (whose expression and predicate the
 -- fragment repeats), and a 100 000-key partition is never read whole for a few rows.
+-- The flush fence (streams_cycle_v1): a read made while no batch of the shard's source partition has
+-- been leased since the shard's last cycle (an idle flush's read, not the runner's read of its
+-- batch) records the shard version it saw in read_version, before reading the rows and holding the
+-- shard's row lock to commit, so no cycle applies between the two: the rows are that version's.
 -- Raises nothing of its own. VOLATILE like every API function (a caching pooler never answers it).
+-- Clock: clock_timestamp() (lease liveness) unless p_now pins it.
+drop function if exists queen.streams_state_get_v1(text, uuid, uuid, jsonb, text, numeric);
 create or replace function queen.streams_state_get_v1(p_tenant text, p_query_id uuid, p_partition_id uuid,
                                                      p_keys jsonb default '[]', p_key_prefix text default null,
-                                                     p_ripe_at_or_before numeric default null)
+                                                     p_ripe_at_or_before numeric default null,
+                                                     p_now timestamptz default null)
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_qid uuid;
   v_keys text[] := array(select jsonb_array_elements_text(case when jsonb_typeof(p_keys) = 'array' then p_keys else '[]' end));
   v_prefix text := nullif(p_key_prefix, '');
@@ -108,6 +116,13 @@ begin
   if v_qid is null then
     return jsonb_build_object('rows', '[]'::jsonb);
   end if;
+  update stream_shards h set read_version = h.version
+   where h.query_id = v_qid and h.partition_id = p_partition_id
+     and h.read_version is distinct from h.version
+     and not exists (select 1 from log_consumers c
+                      where c.partition_id = p_partition_id and c.consumer_group = h.source_group
+                        and (c.lease_expires_at > v_now
+                             or coalesce(c.lease_id, c.released_lease_id) is distinct from h.lease_seen));
   execute 'select coalesce(jsonb_agg(jsonb_build_object(''key'', s.key, ''value'', s.value, ''updated_at'', _iso_ms(s.updated_at))'
           || ' order by s.key), ''[]''::jsonb) from stream_state s where s.query_id = $1 and s.partition_id = $2'
           || case when cardinality(v_keys) > 0 then ' and s.key = any ($3)' else '' end
@@ -127,9 +142,9 @@ $$;
 -- contiguous commit of every unsettled frame of the (partition, group) cursor from the committed
 -- frontier through the acked frame, as the original moves its cursor to the acked message, and
 -- through `count` frames when the lease is live (a batch is the leased range from the frontier):
--- the SDK names the last message of its (createdAt, id) sort, and frames of one millisecond tie on
--- createdAt while their UUIDv7 ids are not monotonic within it, so the named one need not be the
--- batch's highest offset; count still covers the batch, and never reaches past the lease. The
+-- the SDK names the last message of its (createdAt, id) sort, which is the batch's highest offset
+-- now that ids rise with offsets (_uuid_v7_at), but not among frames stored before; count covers
+-- the batch either way, and never reaches past the lease. The
 -- frames are found by one slice read of the leased range and handed to _log_ack_plain (the set-based common path) when
 -- they are the shape it settles exactly (live lease starting at the frontier, distinct ids), else to
 -- _log_ack with their offsets (verified, D6). failed/dlq: the other frames of the batch complete,
@@ -259,19 +274,31 @@ $$;
 --   as the route validated it (push items as _log_push takes them, encrypted where their queue is).
 -- p_cycle_hash: the route's digest of the request as the client sent it (before encryption).
 -- Exactly once on replay (S2): sink items without a transactionId get one derived from the shard's
--- epoch, the acked transaction id (or, for an ack-less flush, the shard's version) and the item's
--- index, so a replayed push answers `duplicate`; a replay of one of the shard's last 32 applied
--- cycles (same digest) applies nothing: the newest one's replay gets its stored answer, an older
--- one's (an idle flush retried after the main loop's next cycle) a success with nothing counted.
+-- epoch, the acked transaction id (or, for an ack-less cycle, the shard's version) and the item's
+-- index, so a replayed push answers `duplicate`; a replay of the shard's newest applied cycle (same
+-- digest) gets its stored answer, and one of its last 32 applies nothing and answers success, but
+-- for a flush identical to an older one that finds the very rows that one deleted again: that is a
+-- new flush of a window re-created exactly, and it goes on.
+-- The flush fence (issue #34, docs/streams.md): a flush (an ack-less cycle whose state ops only
+-- delete, as a window runtime's idle flush is) is computed from a state read that the runner's
+-- cycles may overtake. It applies only when (a) no cycle of the shard applied since the latest state
+-- read made between batches (read_version, recorded by streams_state_get_v1), (b) every key it
+-- deletes is there, and (c) no batch of the source partition is leased to the runner's group at
+-- commit, the cursor row held FOR SHARE to commit so no pop leases one before the flush is visible.
+-- The runner's cycle of a leased batch needs no fence: no flush applies while it holds the lease,
+-- and an expired or lost lease refuses its ack. A flush that fails the fence applies nothing and
+-- answers success with `deferred: true`: the rows it would have closed are still in state, for the
+-- next flush or cycle.
 -- Returns {success, query_id, partition_id, queueName, state_ops_applied, push_results:[_log_push's
---   items], ack_result|null, queues (encryption flags), error?, replayed?}.
+--   items], ack_result|null, queues (encryption flags), error?, replayed?, deferred?}.
 -- Raises QMMNT (push maintenance with sink items), QMENC (the route re-encodes) and any
 -- non-business error, so the route can answer 503 or 500 without leaking SQL text.
 -- Concurrency: the query row FOR KEY SHARE (a reset or delete waits for the cycle), then the shard
 -- row FOR UPDATE (cycles of one shard run one at a time; engine paths never take it, so it is first
 -- in every lock order), then the engine's own order: targets and cursor rows created before any
--- engine lock, allocator rows by _log_push, the cursor row by the ack. The cycle's ack is the guard
--- between two runners: the second one's lease is refused and its whole cycle rolls back.
+-- engine lock, allocator rows by _log_push, the cursor row by the ack (or, for a flush, FOR SHARE by
+-- the fence at the same point). The cycle's ack is the guard between two runners: the second one's
+-- lease is refused and its whole cycle rolls back.
 -- Clock: clock_timestamp() unless p_now pins it.
 create or replace function queen.streams_cycle_v1(p_tenant text, p_body jsonb, p_cycle_hash text, p_now timestamptz default null)
 returns jsonb
@@ -299,6 +326,11 @@ declare
   v_ack_result jsonb;
   v_error text;
   v_answer jsonb;
+  v_deletes text[];
+  v_flush boolean;
+  v_found bigint;
+  v_rows_hash text;
+  v_deferred boolean := false;
 begin
   select q.id into v_qid from stream_queries q
    where q.id = (p_body->>'query_id')::uuid and q.tenant_id = p_tenant
@@ -315,12 +347,33 @@ begin
 
   insert into stream_shards (query_id, partition_id) values (v_qid, v_pid) on conflict do nothing;
   select * into v_shard from stream_shards where query_id = v_qid and partition_id = v_pid for update;
+  -- A flush, as a window runtime's idle flush is: no ack, and state ops that only delete (each key's
+  -- last op decides). The rows it deletes as they are now, hashed with their values, and how many
+  -- are there. State rows change only under the shard's row lock, which this cycle holds.
+  select coalesce(array_agg(d.key order by d.key) filter (where d.type = 'delete'), '{}'),
+         v_ack is null and count(*) filter (where d.type = 'delete') > 0 and count(*) filter (where d.type <> 'delete') = 0
+    into v_deletes, v_flush
+    from (select distinct on (o->>'key') o->>'key' as key, o->>'type' as type
+            from jsonb_array_elements(v_ops) with ordinality as x(o, ord)
+           order by o->>'key', x.ord desc) d;
+  if v_flush then
+    select count(s.key), md5(jsonb_agg(jsonb_build_array(k.key, s.value) order by k.key)::text)
+      into v_found, v_rows_hash
+      from unnest(v_deletes) k(key)
+      left join stream_state s on s.query_id = v_qid and s.partition_id = v_pid and s.key = k.key;
+  end if;
+
   if v_shard.recent[cardinality(v_shard.recent)] = p_cycle_hash then
     return v_shard.last_answer || jsonb_build_object('replayed', true);
-  elsif p_cycle_hash = any (v_shard.recent) then
+  elsif p_cycle_hash = any (v_shard.recent) and not (v_flush and (p_cycle_hash || ':' || v_rows_hash) = any (v_shard.flushed)) then
     return jsonb_build_object('success', true, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
                               'state_ops_applied', 0, 'push_results', '[]'::jsonb, 'ack_result', null, 'queues', '[]'::jsonb,
                               'replayed', true);
+  end if;
+  if v_flush and (v_shard.read_version is distinct from v_shard.version or v_found < cardinality(v_deletes)) then
+    return jsonb_build_object('success', true, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
+                              'state_ops_applied', 0, 'push_results', '[]'::jsonb, 'ack_result', null, 'queues', '[]'::jsonb,
+                              'deferred', true);
   end if;
 
   v_basis := case when v_ack is not null then 'a:' || (v_ack->>'transactionId') else 'v:' || v_shard.version end;
@@ -386,7 +439,20 @@ begin
       end if;
       v_ack_result := v_ack_result - 'error';
     end if;
+
+    if v_flush and exists (select 1 from log_consumers c
+                            where c.partition_id = v_pid and c.consumer_group = coalesce(v_shard.source_group, v_group)
+                              and c.lease_expires_at > v_now
+                              for share) then
+      v_deferred := true;
+      raise exception using errcode = 'QMSTR', message = 'a batch of the source partition is leased';
+    end if;
   exception when sqlstate 'QMSTR' then
+    if v_deferred then
+      return jsonb_build_object('success', true, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
+                                'state_ops_applied', 0, 'push_results', '[]'::jsonb, 'ack_result', null, 'queues', '[]'::jsonb,
+                                'deferred', true);
+    end if;
     return jsonb_build_object('success', false, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
                               'state_ops_applied', v_applied, 'push_results', v_push_results, 'ack_result', null,
                               'queues', v_flags, 'error', v_error);
@@ -395,10 +461,17 @@ begin
   v_answer := jsonb_build_object('success', true, 'query_id', v_qid, 'partition_id', v_pid, 'queueName', v_queue,
                                  'state_ops_applied', v_applied, 'push_results', v_push_results, 'ack_result', v_ack_result,
                                  'queues', v_flags);
-  update stream_shards set version = version + 1, recent = (recent || p_cycle_hash)[greatest(cardinality(recent) - 30, 1):],
-                           last_answer = v_answer, updated_at = v_now,
-                           state_rows = state_rows + v_rows_delta, state_bytes = state_bytes + v_bytes_delta
-   where query_id = v_qid and partition_id = v_pid;
+  update stream_shards h
+     set version = h.version + 1, recent = (h.recent || p_cycle_hash)[greatest(cardinality(h.recent) - 30, 1):],
+         last_answer = v_answer, updated_at = v_now,
+         state_rows = h.state_rows + v_rows_delta, state_bytes = h.state_bytes + v_bytes_delta,
+         flushed = case when v_flush then (h.flushed || (p_cycle_hash || ':' || v_rows_hash))[greatest(cardinality(h.flushed) - 30, 1):]
+                        else h.flushed end,
+         source_group = case when v_ack is not null then v_group else h.source_group end,
+         lease_seen = (select coalesce(c.lease_id, c.released_lease_id) from log_consumers c
+                        where c.partition_id = v_pid
+                          and c.consumer_group = case when v_ack is not null then v_group else coalesce(h.source_group, v_group) end)
+   where h.query_id = v_qid and h.partition_id = v_pid;
   return v_answer;
 end
 $$;

@@ -235,6 +235,10 @@ export const streamShards = queen.table('stream_shards', {
   updatedAt: tstz('updated_at').notNull().defaultNow(),
   stateRows: int8('state_rows').notNull().default(0),
   stateBytes: int8('state_bytes').notNull().default(0),
+  sourceGroup: text('source_group'),
+  leaseSeen: uuid('lease_seen'),
+  readVersion: int8('read_version'),
+  flushed: text('flushed').array().notNull().default([]),
 })
 
 /** The placement directory (docs/placement.md); only the default database's rows are read. */

@@ -190,16 +190,18 @@ export const streamsRoutes = [
         (encoded) => c.get('db').call('streams_cycle_v1', { body: { ...request, push_items: encoded } satisfies StreamCycleArg, cycleHash }),
         (r) => r.queues,
       )
-      if (result.success && !result.replayed && items.length > 0) {
+      if (result.success && !result.replayed && !result.deferred && items.length > 0) {
         wakePops(c, items.map((i) => i.queue))
         c.get('metrics').pushed(result.push_results.map((r) => r.status))
       }
-      const { queues: _queues, push_results, error, replayed, ...rest } = result
+      const { queues: _queues, push_results, error, replayed, deferred, ...rest } = result
       return c.json({
         ...rest,
         push_results: push_results.map(pushResultItem),
         ...(error ? { error } : {}),
         ...(replayed ? { replayed } : {}),
+        // A flush that would have raced the runner's cycle applied nothing (docs/streams.md).
+        ...(deferred ? { deferred } : {}),
       })
     },
   ),

@@ -29,10 +29,7 @@ const cursor = async (partitionId: string, group: string) =>
 const expireLeases = (partitionId: string) =>
   app.database.sql(`update queen.log_consumers set lease_expires_at = now() - interval '1 second' where partition_id = $1`, [partitionId])
 
-/**
- * Frames of one push share createdAt and their UUIDv7 ids are not monotonic within a millisecond,
- * so the SDK's (createdAt, id) sort is not offset order; tests that need a prefix take it by offset.
- */
+/** Tests that need a prefix of a batch take it by offset, whatever order the SDK's sort gives. */
 const byOffset = (messages: Popped[]) => [...messages].sort((a, b) => a.offset - b.offset)
 
 /** Pops one partition's batch the way the runner does and returns it grouped. */

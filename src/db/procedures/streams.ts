@@ -26,6 +26,7 @@ const streamCycle = z.object({
   queues: encFlags.nullable(),
   error: z.string().nullable().optional(),
   replayed: z.boolean().optional(),
+  deferred: z.boolean().optional(),
 })
 export type StreamCycleResult = z.output<typeof streamCycle>
 const streamQuery = z.object({

@@ -1,0 +1,84 @@
+// Streams exactly once at any call latency (issue #34), against the real worker bundle in workerd
+// (miniflare) over PostgreSQL through the WebSocket bridge: the seeded runs of
+// test/chaos/streams-exactly-once.test.ts (test/helpers/stream-scenario.ts: tumbling, sliding and
+// session windows, two competing runners, cycles held past a one-second lease) with every call taking
+// 0, 20 or 50 ms plus jitter. Each run's sink and state must equal the offline fold of its source.
+// No broker kills here: a Worker has no process to kill (each request is its own).
+import { rmSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { Miniflare } from 'miniflare'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
+import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import type { Send } from '../helpers/stream-protocol.js'
+import { runScenario, variantOf } from '../helpers/stream-scenario.js'
+import { buildWorker, type WorkerBundle } from './build-worker.js'
+
+const RUNS = Number(process.env.QUEEN_STREAMS_RUNS ?? 3)
+let bundle: WorkerBundle
+let database: TestDatabase
+let bridge: WsBridge
+let mf: Miniflare
+
+beforeAll(async () => {
+  bundle = buildWorker()
+  ;[database, bridge] = await Promise.all([freshDatabase(), startWsBridge()])
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: bundle.scriptPath,
+    modulesRoot: dirname(bundle.scriptPath),
+    compatibilityDate: bundle.compatibilityDate,
+    compatibilityFlags: bundle.compatibilityFlags,
+    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url },
+  })
+  await mf.ready
+}, 120_000)
+
+afterAll(async () => {
+  await mf?.dispose()
+  await bridge?.close()
+  await database?.drop()
+  if (bundle) rmSync(bundle.outdir, { recursive: true, force: true })
+})
+
+/** JSON over the worker's fetch; 5xx and network errors retried as the SDK's HTTP client does. */
+const send: Send = async (method, path, body) => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await mf.dispatchFetch(`http://edge.test${path}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      const text = await res.text()
+      if (res.status < 500 || attempt >= 3) return { status: res.status, body: text === '' ? null : JSON.parse(text) }
+    } catch (error) {
+      if (attempt >= 3) throw error
+    }
+    await new Promise((r) => setTimeout(r, 100 * 2 ** attempt))
+  }
+}
+
+for (const [step, latency] of [0, 20, 50].entries()) {
+  it(`every event counts once in state and sink through the worker: ${RUNS} seeded runs at ${latency} ms per call with jitter and lease expiries`, { timeout: 240_000 }, async () => {
+    // Two runs at a time: every request of a Worker opens its own database connection.
+    const results: (Awaited<ReturnType<typeof runScenario>> & { label: string })[] = []
+    for (let i = 0; i < RUNS; i += 2) {
+      results.push(
+        ...(await Promise.all(
+          [i, i + 1].filter((j) => j < RUNS).map(async (j) => {
+            const seed = 7000 + latency * 1000 + j
+            // Over the three latencies, every window kind with one runner and with two.
+            const { label, ...variant } = variantOf(j + RUNS * step, 0)
+            const r = await runScenario({ send, name: `we${latency}.${j}`, seed, ...variant, events: 24, latencyMs: latency, jitterMs: latency / 2 })
+            return { ...r, label: `seed ${seed} ${label}` }
+          }),
+        )),
+      )
+    }
+    expect(results.filter((r) => r.failures.length > 0).map((r) => `${r.label}: ${r.failures.slice(0, 4).join('; ')}`)).toEqual([])
+    const total = (k: keyof (typeof results)[number]['stats']) => results.reduce((a, r) => a + r.stats[k], 0)
+    expect(total('cycles')).toBeGreaterThan(RUNS)
+    expect(total('flushes')).toBeGreaterThan(0)
+  })
+}
