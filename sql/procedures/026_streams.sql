@@ -1,12 +1,12 @@
--- Stream processing (issue #21, STREAMS.md): the three procedures Queen's streams SDKs reach through
+-- Stream processing (issue #21, docs/streams.md): the three procedures Queen's streams SDKs reach through
 -- /streams/v1/* (register, state read, cycle), plus the query listing and delete. Every procedure
--- is scoped to p_tenant: a query id of another tenant is as absent as an unknown one (S4).
+-- is scoped to p_tenant: a query id of another tenant is as absent as an unknown one (design decision 46).
 -- Tables: 0005_streams.sql. Raised SQLSTATEs: QMMNT (push maintenance, cycle with sink items) and
 -- whatever the engine's push raises (QMENC); business failures of a cycle are answers, never raises.
 
 -- _streams_prefix_end: the smallest text greater than every text that starts with p_prefix, in the
 -- "C" collation (code point order), or NULL when there is none (a prefix of only U+10FFFF). With
--- it, a literal prefix match (S6) is the key range [p_prefix, end): an index range scan, and `%`
+-- it, a literal prefix match (design decision 46) is the key range [p_prefix, end): an index range scan, and `%`
 -- or `_` in the prefix are plain characters. Surrogates are not characters, so U+D7FF is followed
 -- by U+E000. IMMUTABLE: a pure function of its argument. Raises nothing.
 create or replace function queen._streams_prefix_end(p_prefix text)
@@ -29,7 +29,7 @@ begin
 end
 $$;
 
--- streams_register_query_v1: POST /streams/v1/queries (STREAMS 3.1). Creates the tenant's query
+-- streams_register_query_v1: POST /streams/v1/queries. Creates the tenant's query
 -- `p_name`, or finds it: the same config hash updates source and sink only (reset ignored); another
 -- hash with p_reset wipes the query's state and shards (a fresh deterministic-id epoch) and stores
 -- the new hash; another hash without reset changes nothing.
@@ -80,7 +80,7 @@ begin
 end
 $$;
 
--- streams_state_get_v1: POST /streams/v1/state/get (STREAMS 3.2, S6). The state rows of one
+-- streams_state_get_v1: POST /streams/v1/state/get. The state rows of one
 -- (query, source partition), ordered by key, filtered by every filter given (ANDed): p_keys (empty:
 -- no filter), p_key_prefix (literal, '' or NULL: no filter), p_ripe_at_or_before (rows whose
 -- value.windowEnd is a JSON number at or before it).
@@ -138,7 +138,7 @@ begin
 end
 $$;
 
--- _streams_cycle_ack: a cycle's ack of its source batch through the engine's own ack (S1):
+-- _streams_cycle_ack: a cycle's ack of its source batch through the engine's own ack (design decision 46):
 -- contiguous commit of every unsettled frame of the (partition, group) cursor from the committed
 -- frontier through the acked frame, as the original moves its cursor to the acked message, and
 -- through `count` frames when the lease is live (a batch is the leased range from the frontier):
@@ -147,10 +147,10 @@ $$;
 -- the batch either way, and never reaches past the lease. The
 -- frames are found by one slice read of the leased range and handed to _log_ack_plain (the set-based common path) when
 -- they are the shape it settles exactly (live lease starting at the frontier, distinct ids), else to
--- _log_ack with their offsets (verified, D6). failed/dlq: the other frames of the batch complete,
+-- _log_ack with their offsets (verified, design decision 18). failed/dlq: the other frames of the batch complete,
 -- the acked one is a terminal verdict (dead-lettered by the queue's DLQ switch, lease released).
 -- release_lease:true also releases a lease the commit did not end, but only the lease the ack names
--- (D5); false leaves it for the gate's redelivery at expiry. An id found nowhere unsettled is
+-- (design decision 17); false leaves it for the gate's redelivery at expiry. An id found nowhere unsettled is
 -- handed to _log_ack as it is, whose verdict stands: Message not found, a lease refusal, or the
 -- no-op success of a frame settled already.
 -- Returns {success, count (frames completed), lease_released, dlq, error?}. The caller holds the
@@ -233,7 +233,7 @@ begin
   if v_plain is not null then
     v_released := v_plain->'plain'->>'releasedIndex' is not null;
   else
-    -- The general path, by offset (verified, D6); the acked frame carries a failed/dlq verdict.
+    -- The general path, by offset (verified, design decision 18); the acked frame carries a failed/dlq verdict.
     select jsonb_agg(jsonb_build_object('index', u.i - 1, 'partitionId', p_pid, 'transactionId', u.t, 'offset', u.o,
                                         'consumerGroup', p_group, 'leaseId', v_lease,
                                         'status', case when u.o = v_off then v_status else 'completed' end,
@@ -265,7 +265,7 @@ begin
 end
 $$;
 
--- streams_cycle_v1: POST /streams/v1/cycle (STREAMS 3.3, S1, S2). One call, one transaction: the
+-- streams_cycle_v1: POST /streams/v1/cycle (design decision 46). One call, one transaction: the
 -- state ops in order, the sink pushes through the engine's own push (_log_push: auto-created
 -- queues and partitions, dedup, gap-free offsets), then the source ack through the engine's own
 -- ack (_streams_cycle_ack). Any business failure (unknown query, an ack the engine refuses, a bad
@@ -273,7 +273,7 @@ $$;
 -- p_body: {query_id, partition_id, consumer_group?, release_lease?, state_ops, push_items, ack|null}
 --   as the route validated it (push items as _log_push takes them, encrypted where their queue is).
 -- p_cycle_hash: the route's digest of the request as the client sent it (before encryption).
--- Exactly once on replay (S2): sink items without a transactionId get one derived from the shard's
+-- Exactly once on replay: sink items without a transactionId get one derived from the shard's
 -- epoch, the acked transaction id (or, for an ack-less cycle, the shard's version) and the item's
 -- index, so a replayed push answers `duplicate`; a replay of the shard's newest applied cycle (same
 -- digest) gets its stored answer, and one of its last 32 applies nothing and answers success, but
@@ -386,7 +386,7 @@ begin
     from jsonb_array_elements(v_items) with ordinality as x(e, ord);
 
   begin
-    -- Creation first, before any engine row lock (ENGINE 1.4), as the transaction route does.
+    -- Creation first, before any engine row lock (docs/design.md#4), as the transaction route does.
     if jsonb_array_length(v_items) > 0 then
       perform _log_create_targets(p_tenant, v_items);
     end if;
@@ -476,7 +476,7 @@ begin
 end
 $$;
 
--- streams_queries_v1: GET /streams/v1/queries (S5). The tenant's queries by name, each with its
+-- streams_queries_v1: GET /streams/v1/queries. The tenant's queries by name, each with its
 -- state size (rows and bytes: key plus stored value), its shard count, and the pending frames of
 -- its source group streams.<name> (what the SDK's runner pops with) on the source queue: per
 -- partition, last offset + 1 minus the group's frontier (the log start where the group has no
@@ -507,7 +507,7 @@ as $$
    where q.tenant_id = p_tenant
 $$;
 
--- streams_query_delete_v1: DELETE /streams/v1/queries/:name (S5). Deletes the tenant's query and,
+-- streams_query_delete_v1: DELETE /streams/v1/queries/:name. Deletes the tenant's query and,
 -- by cascade, its state and shards; waits for the query's running cycles (they hold its row FOR
 -- KEY SHARE). The source queue and the source group's cursor stay. Returns {deleted, state_rows}.
 create or replace function queen.streams_query_delete_v1(p_tenant text, p_name text)

@@ -1,8 +1,8 @@
-// /streams/v1/* (STREAMS.md, issue #21): the three routes Queen's stream-processing SDKs call —
+// /streams/v1/* (docs/streams.md, issue #21): the three routes Queen's stream-processing SDKs call —
 // register a query, read its state, commit a cycle — plus the listing and the admin delete. Bodies
-// and statuses are the original's where the SDKs branch on them (S3): 409 with `error` for a config
+// and statuses are the original's where the SDKs branch on them (design decision 46): 409 with `error` for a config
 // hash mismatch, 200 with success:false for a cycle that rolled back. Validation failures are 400
-// with the flat envelope, a malformed UUID included; the limits of S6 are 413.
+// with the flat envelope, a malformed UUID included; the size limits are 413.
 import type { Context } from 'hono'
 import { z } from 'zod'
 import type { StreamCycleArg, StreamCycleResult } from '../db/procedures.js'
@@ -16,7 +16,7 @@ import { checkItemCount, pushItems } from '../messages/push-items.js'
 import { wakePops } from '../messages/wake-pops.js'
 import { NAME_MAX } from '../names.js'
 
-/** S6: state ops per cycle. A window runtime writes one op per touched key and window. */
+/** State ops per cycle (design decision 46). A window runtime writes one op per touched key and window. */
 export const MAX_STATE_OPS = 1000
 /** State keys are btree keys: 512 characters stay under PostgreSQL's index entry limit in any UTF-8. */
 export const MAX_STATE_KEY_CHARS = 512
@@ -96,7 +96,7 @@ export const cycleBody = worded(
 
 const encoder = new TextEncoder()
 
-/** S6 limits, on the raw body before the schema (as push checks its item count): 413, nothing written. */
+/** The size limits, on the raw body before the schema (as push checks its item count): 413, nothing written. */
 function admitCycle(c: Context<AppEnv>, raw: Record<string, unknown>): void {
   checkItemCount(raw.push_items, c.get('config').MAX_PUSH_ITEMS)
   const ops = raw.state_ops
@@ -136,7 +136,7 @@ export const streamsRoutes = [
         configHash: body.config_hash,
         reset: body.reset === true,
       })
-      // The SDK turns a 409 into STREAMS_CONFIG_HASH_MISMATCH with body.error (STREAMS 3.4).
+      // The SDK turns a 409 into STREAMS_CONFIG_HASH_MISMATCH with body.error.
       if (!result.success) return c.json({ ...result, code: 'config_hash_mismatch' }, 409)
       return c.json(result)
     },

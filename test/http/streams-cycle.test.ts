@@ -1,4 +1,4 @@
-// POST /streams/v1/cycle (STREAMS 3.3, S1-S3, S6): one transaction of state ops, sink pushes through
+// POST /streams/v1/cycle (docs/streams.md): one transaction of state ops, sink pushes through
 // the engine's push, and the source ack through the engine's ack — a contiguous commit of the
 // batch through its last message. A failing ack rolls back all three and answers 200
 // success:false; release_lease:false keeps the lease for a gate's partial ack; failed/dlq
@@ -67,7 +67,7 @@ describe('a committed cycle', () => {
       { index: 0, transaction_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'queued', message_id: expect.any(String), partition_id: expect.any(String), trace_id: null, queueName: 'c1.sink', offset: 0 },
       { index: 1, transaction_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'queued', message_id: expect.any(String), partition_id: expect.any(String), trace_id: null, queueName: 'c1.sink', offset: 1 },
     ])
-    // Derived ids are not the minted message ids (S2), and differ per item.
+    // Derived ids are not the minted message ids, and differ per item.
     expect(res.body.push_results[0].transaction_id).not.toBe(res.body.push_results[0].message_id)
     expect(res.body.push_results[0].transaction_id).not.toBe(res.body.push_results[1].transaction_id)
     expect(await stateOf(app, q, g.partitionId)).toEqual({ 'w\u001f1': { count: 5 } })
@@ -194,7 +194,7 @@ describe('leases and verdicts', () => {
   })
 })
 
-describe('replays (S2)', () => {
+describe('replays', () => {
   it('a replayed cycle, flush or ack, writes no sink item and applies no state op twice', async () => {
     await pushN('rp.src', 4)
     const q = await queryId(app, 'rp', 'rp.src', 'rp.sink')
@@ -242,7 +242,7 @@ describe('two runners on one query and partition', () => {
   })
 })
 
-describe('validation and limits (S3, S6)', () => {
+describe('validation and limits', () => {
   const PID = '01890a5d-ac96-774b-bcce-b302099a8057'
   it('answers 400 for missing or malformed ids, unknown op types and bad acks, and 413 for the limits, writing nothing', async () => {
     const q = await queryId(app, 'v', 'v.src')

@@ -1,4 +1,4 @@
-// Stream state in the resource routes (issue #21, STREAMS S5): each shard's counters, moved by the
+// Stream state in the resource routes (issue #21, docs/streams.md): each shard's counters, moved by the
 // cycle under the shard's lock, must equal the state rows themselves — after concurrent cycles on
 // the same and on different shards, replays, values big enough to be compressed on disk, a reset
 // and a delete — and each tenant's overview counts only its own queries.

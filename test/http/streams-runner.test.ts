@@ -1,6 +1,6 @@
 // The streams protocol driven the way Queen's JS Stream runtime drives it (test/helpers/stream-
 // runner.ts): a tumbling event-time count per key from one queue into another. Run once plainly and
-// once with every cycle — acked batches and ack:null flushes alike — replayed twice (S2): both sinks
+// once with every cycle — acked batches and ack:null flushes alike — replayed twice: both sinks
 // hold exactly the windows computed offline, none twice, and both leave the same state behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'

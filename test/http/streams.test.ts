@@ -1,4 +1,4 @@
-// /streams/v1/queries and /streams/v1/state/get (STREAMS 3.1, 3.2, S3, S4, S5, S6): registration
+// /streams/v1/queries and /streams/v1/state/get (docs/streams.md): registration
 // with its fresh / same-hash / mismatch (409) / reset answers, the listing and admin delete, the
 // state filters (keys, a literal prefix with % and _, ripe_at_or_before), validation failures
 // answered 400 with nothing written, and two tenants with same-named queries kept apart.
@@ -91,7 +91,7 @@ describe('GET and DELETE /streams/v1/queries', () => {
     expect((await app.json('DELETE', '/streams/v1/queries/listed', undefined, A)).body).toEqual({ deleted: false, state_rows: 0 })
     const [left] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.stream_state where query_id = $1`, [id])
     expect(left!.n).toBe(0)
-    // The source queue and its messages stay (S5).
+    // The source queue and its messages stay.
     const [msgs] = await app.database.sql<{ n: number }>(
       `select coalesce(sum(frame_count), 0)::int as n from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id
         join queen.queues q on q.id = p.queue_id where q.name = 'listed.src'`,
@@ -99,7 +99,7 @@ describe('GET and DELETE /streams/v1/queries', () => {
     expect(msgs!.n).toBe(3)
   })
 
-  it("keeps a query's state when its source queue is deleted (S5)", async () => {
+  it("keeps a query's state when its source queue is deleted", async () => {
     await push(app, [{ queue: 'doomed.src', payload: 1 }], A)
     const id = await queryId(app, 'doomed', 'doomed.src', null, A)
     await cycle(app, { query_id: id, partition_id: PID, state_ops: upserts({ kept: true }) }, A)
@@ -186,7 +186,7 @@ describe('POST /streams/v1/state/get', () => {
   })
 })
 
-describe('tenancy (S4)', () => {
+describe('tenancy', () => {
   it('two tenants with same-named queries get distinct ids and never see or write each other\'s state', async () => {
     const a = await queryId(app, 'same', 'same.src', null, A)
     const b = await queryId(app, 'same', 'same.src', null, B)
