@@ -96,8 +96,8 @@ const poppedMessages = (popped: any) =>
   (popped.messages ?? (popped.claims as Claim[]).flatMap((c) => c.frames.map((f) => ({ partitionId: c.partitionId, transactionId: f.txn, leaseId: popped.leaseId })))) as
     { partitionId: string; transactionId: string; leaseId: string }[]
 
-async function popAck(side: Side, key: string, queue: string, batch: number, group: string | null) {
-  const request = { queue, group, batch, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
+async function popAck(side: Side, key: string, queue: string, batch: number, group: string | null, partition?: string) {
+  const request = { queue, ...(partition !== undefined ? { partition } : {}), group, batch, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
   const popped = await side.timed(`pop ${key}`, 'log_pop_v1', { tenant: '', request }, batch)
   // Pop answers claims of stored frames (004_log_pop.sql); an older ref answered messages.
   const messages = poppedMessages(popped)
@@ -161,6 +161,8 @@ async function round(side: Side) {
   for (let i = 0; i < PER_ROUND; i++) await popAck(side, '100 group', 'm', 100, 'g1')
   if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 @${WIDE}`, 'w', 1, null)
   if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 group @${WIDE}`, 'w', 1, 'g1')
+  // A partition-scoped pop on the wide queue: one partition's probe, whatever the queue's width.
+  if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 partition @${WIDE}`, 'w', 1, 'g1', `p${Math.floor(Math.random() * WIDE)}`)
 }
 
 async function main() {

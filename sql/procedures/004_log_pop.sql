@@ -96,6 +96,10 @@ create or replace function queen.log_pop_v1(p_tenant text, p_request jsonb, p_no
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Generic plans: the walk below was otherwise planned again on most calls, a tenth of a one-message
+-- pop's CPU (issue #33). Its id bounds (v_id_min, v_id_max) keep a partition-scoped pop an index
+-- probe under a generic plan.
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
@@ -114,6 +118,10 @@ declare
   v_queue_ids uuid[];
   v_pid uuid;
   v_pivot uuid := gen_random_uuid();
+  -- The id range the walk covers: every id, or the one partition of a partition-scoped pop. Bounds
+  -- rather than "v_pid is null or p.id = v_pid", which a generic plan can only check row by row.
+  v_id_min uuid := '00000000-0000-0000-0000-000000000000'::uuid;
+  v_id_max uuid := 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid;
   v_lease uuid := _uuid_v7(v_now);
   v_claims jsonb := '[]'::jsonb;
   v_claimed integer := 0;
@@ -229,7 +237,9 @@ begin
   end if;
 
   if v_pid is not null then
-    v_pivot := '00000000-0000-0000-0000-000000000000';
+    v_pivot := v_pid;
+    v_id_min := v_pid;
+    v_id_max := v_pid;
     select (q.window_buffer > 0 and p.head_at > v_now - make_interval(secs => q.window_buffer)) into v_wb_active
       from log_partitions p join queues q on q.id = p.queue_id where p.id = v_pid;
   end if;
@@ -257,7 +267,7 @@ begin
         left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at, c1.claimed_at
                              from log_consumers c1
                             where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
-       where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id >= v_pivot
+       where p.queue_id = any (v_queue_ids) and p.id >= v_pivot and p.id <= v_id_max
          and p.last_offset >= greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
@@ -275,7 +285,7 @@ begin
         left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at, c1.claimed_at
                              from log_consumers c1
                             where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
-       where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id < v_pivot
+       where p.queue_id = any (v_queue_ids) and p.id < v_pivot and p.id >= v_id_min
          and p.last_offset >= greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
