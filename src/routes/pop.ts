@@ -97,7 +97,9 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const signal = c.req.raw.signal
   const keys = scope.queue !== undefined ? [wakeKey(c.get('tenant'), scope.queue)] : []
   const waker = c.get('popWaker')
-  const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal))
+  // A queue-wide pop parks as one of its group's, woken only as far as a push's messages go.
+  const group = scope.partition === undefined ? request.group : undefined
+  const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal, group) : sleepOnly(ms, signal))
   const check = () => c.get('db').call('log_pop_v1', { tenant: c.get('tenant'), request })
 
   let result = await check()
@@ -160,7 +162,10 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
     const ms = request.batch > 1 ? Math.min(c.get('config').POP_LINGER_MS, deadline() - Date.now()) : 0
     if (ms <= 0) return 'woken'
     const outcome = await (waker ? waker.wait([], ms, signal) : sleepOnly(ms, signal))
-    return outcome === 'aborted' ? 'aborted' : 'woken'
+    if (outcome !== 'aborted') return 'woken'
+    // This pop was woken instead of another of its group, which would have claimed: wake that one.
+    if (group !== undefined) waker?.handOn(keys, group)
+    return 'aborted'
   }
 }
 

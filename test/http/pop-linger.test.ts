@@ -4,31 +4,9 @@
 // client cuts short claims nothing. A waker wrapper records every wait (the linger is the wait on
 // no key), so the tests assert on what was waited for and answered, never on time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPopWaker, type PopWaker } from '../../src/pop-waker.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { configureQueue, pop, push } from '../helpers/engine.js'
-
-interface Wait {
-  keys: string[]
-  ms: number
-}
-
-/** The process's waker, recording each wait: parked polls wait on their queue's key, a linger on none. */
-function recordingWaker(): { waker: PopWaker; waits: Wait[] } {
-  const inner = createPopWaker()
-  const waits: Wait[] = []
-  return {
-    waits,
-    waker: {
-      wait(keys, ms, signal) {
-        waits.push({ keys: [...keys], ms })
-        return inner.wait(keys, ms, signal)
-      },
-      notify: (keys) => inner.notify(keys),
-      close: () => inner.close(),
-    },
-  }
-}
+import { parkedOn, recordingWaker, waitedFor as waitedIn, type RecordedWait } from '../helpers/recording-waker.js'
 
 let app: TestApp
 let recorded: ReturnType<typeof recordingWaker>
@@ -41,18 +19,8 @@ afterAll(async () => {
   await app.close()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const lingers = (from: number) => recorded.waits.slice(from).filter((w) => w.keys.length === 0)
-
-/** Resolves once a wait matching `test` was recorded after index `from` (fails after 10 s). */
-async function waitedFor(from: number, test: (w: Wait) => boolean) {
-  const deadline = Date.now() + 10_000
-  while (!recorded.waits.slice(from).some(test)) {
-    if (Date.now() > deadline) throw new Error(`no such wait was recorded: ${JSON.stringify(recorded.waits.slice(from))}`)
-    await sleep(10)
-  }
-}
-const parkedOn = (queue: string) => (w: Wait) => w.keys.some((k) => k.endsWith(`|${queue}`))
+const waitedFor = (from: number, test: (w: RecordedWait) => boolean) => waitedIn(recorded.waits, from, test)
 
 describe('a woken long poll lingers before it claims', () => {
   it('answers the messages pushed while it lingered in the same claim, in push order', async () => {
