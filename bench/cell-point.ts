@@ -38,6 +38,12 @@ export interface PointResult {
   /** From the load's start to the drain's end, divided by the messages delivered in that span. */
   perMessage: { commits: number | null; postgresUs: number | null; backendUs: number | null; brokerUs: number; calls: number; messagesPerPop: number | null }
   commits: number | null
+  /**
+   * Procedure calls the broker made over the same span (top-level statements from pg_stat_statements;
+   * null without it): fewer push calls than push requests is push fusion at work, fewer ack calls
+   * than ack requests ack fusion.
+   */
+  procedureCalls: { push: number; pop: number; ack: number } | null
   calls: CallCounts
   errors: string[]
 }
@@ -52,6 +58,24 @@ interface Snapshot {
   /** Distinct messages delivered so far, and every copy (duplicates included). */
   delivered: number
   copies: number
+}
+
+/** Top-level calls of log_push_v1, log_pop_v1 and log_ack_v1 in `database` so far; null without pg_stat_statements. */
+async function procedureCallsOf(pg: Postgres, database: string): Promise<Record<'push' | 'pop' | 'ack', number> | null> {
+  try {
+    const { rows } = await pg.admin.query<{ proc: string; n: string }>(
+      `select substring(query from 'queen\\.log_(push|pop|ack)_v1\\s*\\(') as proc, sum(calls)::text as n
+         from pg_stat_statements
+        where toplevel and dbid = (select oid from pg_database where datname = $1)
+        group by 1`,
+      [database],
+    )
+    const out = { push: 0, pop: 0, ack: 0 }
+    for (const r of rows) if (r.proc === 'push' || r.proc === 'pop' || r.proc === 'ack') out[r.proc] = Number(r.n)
+    return out
+  } catch {
+    return null
+  }
 }
 
 async function commitsOf(pg: Postgres, database: string): Promise<number | null> {
@@ -115,6 +139,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
       copies: ledger.copies,
     })
     const commits0 = await commitsOf(pg, database)
+    const procs0 = await procedureCallsOf(pg, database)
     const a = snap()
     const pacer = runPacer(client, shape, ledger, gate, { rate: settings.rate, total, start: a.at }, errors)
     const reporter = settings.reportMs > 0 ? progress(ledger, gate, a.at, settings.reportMs) : undefined
@@ -125,6 +150,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
     reporter?.stop()
     const drained = await until(() => gate.inflight === 0 && ledger.settled === ledger.accepted, settings.drainMs)
     const c2 = snap()
+    const procs1 = await procedureCallsOf(pg, database)
     const endMs = c2.at
     await consumers.stop()
     consumers = undefined
@@ -169,6 +195,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
         messagesPerPop: pops > 0 ? round((c2.copies - a.copies) / pops, 1) : null,
       },
       commits,
+      procedureCalls: procs0 && procs1 ? { push: procs1.push - procs0.push, pop: procs1.pop - procs0.pop, ack: procs1.ack - procs0.ack } : null,
       calls,
       errors,
     }

@@ -79,6 +79,20 @@ function deliveryTable(points: PointResult[]): string {
   return [head, `|${'---:|'.repeat(15)}`, ...rows].join('\n')
 }
 
+/** Requests by route against the procedure calls they cost: push fusion shows as push calls below push requests. */
+function callsTable(points: PointResult[]): string {
+  const head = '| offered msg/s | push requests / calls | pop requests (empty) / calls | ack requests / calls | msgs / push call | procedure calls / msg |'
+  const rows = points.map((p) => {
+    const r = p.calls
+    const pc = p.procedureCalls
+    const delivered = p.summary.delivered
+    const perPush = pc && pc.push > 0 ? Math.round((r.push / pc.push) * 100) / 100 : null
+    const perMsg = pc && delivered > 0 ? Math.round(((pc.push + pc.pop + pc.ack) / delivered) * 100) / 100 : null
+    return `| ${p.rate} | ${r.push} / ${num(pc?.push ?? null)} | ${r.pop} (${r.popEmpty}) / ${num(pc?.pop ?? null)} | ${r.ack} / ${num(pc?.ack ?? null)} | ${num(perPush)} | ${num(perMsg)} |`
+  })
+  return [head, `|${'---:|'.repeat(6)}`, ...rows].join('\n')
+}
+
 function costTable(points: PointResult[]): string {
   const head = '| offered msg/s | CPU broker / PostgreSQL / loader (cores) | PG backends (cores) | machine busy (cores) | others (cores) | commits / msg | PG µs / msg | backend µs / msg | broker µs / msg | calls / msg | msgs / pop | pacer lag max | peak in flight |'
   const rows = points.map((p) => {
@@ -101,7 +115,9 @@ async function main() {
       `push 1 × ~${shape.payloadBytes} B, in-flight cap ${shape.maxInflight}; ${settings.durationMs / 1000} s load + up to ${settings.drainMs / 1000} s drain per point; ` +
       `rates ${settings.rates.join(', ')} msg/s; ${cpus().length} cores`,
   )
-  const pg = await startPostgres()
+  // pg_stat_statements counts the broker's procedure calls per point (the calls table).
+  const pg = await startPostgres({ postgresFlags: ['-c', 'shared_preload_libraries=pg_stat_statements'] })
+  await pg.admin.query('create extension if not exists pg_stat_statements').catch((error: unknown) => log(`pg_stat_statements unavailable (${String(error)}): procedure calls will not be counted`))
   process.on('SIGINT', () => void pg.stop().then(() => process.exit(130)))
   const points: PointResult[] = []
   try {
@@ -128,7 +144,7 @@ async function main() {
   } finally {
     await pg.stop()
   }
-  const md = [`## Delivery`, '', deliveryTable(points), '', `## Cost`, '', costTable(points), ''].join('\n')
+  const md = [`## Delivery`, '', deliveryTable(points), '', `## Cost`, '', costTable(points), '', `## Calls`, '', callsTable(points), ''].join('\n')
   console.log(`\n${md}`)
   const out = join(ROOT, 'bench/results')
   mkdirSync(out, { recursive: true })

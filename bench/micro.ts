@@ -55,6 +55,7 @@ class Side {
   frames = new Map<string, number[]>()
   cpu = new Map<string, number[]>()
   pid = 0
+  cellTurn = 0
   constructor(readonly label: string, readonly client: pg.Client) {}
   async call(proc: string, args: Record<string, unknown>): Promise<any> {
     const names = Object.keys(args)
@@ -90,14 +91,16 @@ async function fill(side: Side, queue: string, partitions: number, frames: numbe
   }
 }
 
-async function popAck(side: Side, key: string, queue: string, batch: number, group: string | null) {
-  const request = { queue, group, batch, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
+type Claim = { partitionId: string; frames: { txn: string }[] }
+const poppedMessages = (popped: any) =>
+  (popped.messages ?? (popped.claims as Claim[]).flatMap((c) => c.frames.map((f) => ({ partitionId: c.partitionId, transactionId: f.txn, leaseId: popped.leaseId })))) as
+    { partitionId: string; transactionId: string; leaseId: string }[]
+
+async function popAck(side: Side, key: string, queue: string, batch: number, group: string | null, partition?: string) {
+  const request = { queue, ...(partition !== undefined ? { partition } : {}), group, batch, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
   const popped = await side.timed(`pop ${key}`, 'log_pop_v1', { tenant: '', request }, batch)
   // Pop answers claims of stored frames (004_log_pop.sql); an older ref answered messages.
-  type Claim = { partitionId: string; frames: { txn: string }[] }
-  const messages = (popped.messages ??
-    (popped.claims as Claim[]).flatMap((c) => c.frames.map((f) => ({ partitionId: c.partitionId, transactionId: f.txn, leaseId: popped.leaseId })))) as
-    { partitionId: string; transactionId: string; leaseId: string }[]
+  const messages = poppedMessages(popped)
   if (messages.length === 0) return
   const acks = messages.map((m, i) => ({ index: i, partitionId: m.partitionId, transactionId: m.transactionId, offset: null, consumerGroup: group, leaseId: m.leaseId, status: 'completed', error: null }))
   const res = await side.timed(`ack ${key}`, 'log_ack_v1', { tenant: '', acks }, batch)
@@ -106,10 +109,41 @@ async function popAck(side: Side, key: string, queue: string, batch: number, gro
   if (bad > 0) throw new Error(`${side.label}: ${bad} acks refused`)
 }
 
-// MICRO_ONLY=push|pop: time only those calls (the fill and first contact still run).
+// MICRO_ONLY=push|pop|cell: time only those calls (the fill and first contact still run).
 const ONLY = process.env.MICRO_ONLY
+/** The cell bench's queue: 8 partitions, group `workers`, messages pushed one a call and popped as they come. */
+const CELL_PARTITIONS = 8
+
+/**
+ * The cell bench's cycle with nothing in between (bench/cell.ts): `n` pushes of one frame to the
+ * partitions in turn, one pop of up to 50 for the group (it claims one partition, so it answers
+ * that partition's share), its ack, and a pop that finds nothing: the fixed cost per call that
+ * small messages pay.
+ */
+async function cellCycle(side: Side, n: number) {
+  for (let k = 0; k < n; k++) {
+    await side.timed('cell push 1', 'log_push_v1', { tenant: 'cell', items: [item(0, 'c', `p${(side.cellTurn++) % CELL_PARTITIONS}`)] })
+  }
+  for (;;) {
+    const request = { queue: 'c', group: 'workers', batch: 50, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
+    const popped = await side.timed(`cell pop (${n} pushed)`, 'log_pop_v1', { tenant: 'cell', request })
+    const messages = poppedMessages(popped)
+    if (messages.length === 0) break
+    const acks = messages.map((m, i) => ({ index: i, partitionId: m.partitionId, transactionId: m.transactionId, offset: null, consumerGroup: 'workers', leaseId: m.leaseId, status: 'completed', error: null }))
+    await side.timed(`cell ack ${messages.length}`, 'log_ack_v1', { tenant: 'cell', acks })
+  }
+}
 
 async function round(side: Side) {
+  if (ONLY === 'cell') {
+    for (let i = 0; i < PER_ROUND; i++) await cellCycle(side, 1)
+    for (let i = 0; i < PER_ROUND; i++) await cellCycle(side, 8)
+    for (let i = 0; i < PER_ROUND; i++) {
+      const request = { queue: 'c', group: 'workers', batch: 50, partitions: 1, autoAck: false, subscriptionMode: 'all', maxBytes: 8 * 1024 * 1024 }
+      await side.timed('cell pop empty', 'log_pop_v1', { tenant: 'cell', request })
+    }
+    return
+  }
   for (const n of ONLY === 'pop' ? [] : [1, 10, 100]) {
     for (let i = 0; i < PER_ROUND; i++) {
       const p = `p${Math.floor(Math.random() * PARTITIONS)}`
@@ -127,6 +161,8 @@ async function round(side: Side) {
   for (let i = 0; i < PER_ROUND; i++) await popAck(side, '100 group', 'm', 100, 'g1')
   if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 @${WIDE}`, 'w', 1, null)
   if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 group @${WIDE}`, 'w', 1, 'g1')
+  // A partition-scoped pop on the wide queue: one partition's probe, whatever the queue's width.
+  if (WIDE > 0) for (let i = 0; i < PER_ROUND; i++) await popAck(side, `1 partition @${WIDE}`, 'w', 1, 'g1', `p${Math.floor(Math.random() * WIDE)}`)
 }
 
 async function main() {
@@ -161,6 +197,7 @@ async function main() {
       await popAck(side, 'warm', 'm', 100, 'g1')
       if (WIDE > 0) await popAck(side, 'warm', 'w', 1, null)
       if (WIDE > 0) await popAck(side, 'warm', 'w', 1, 'g1')
+      if (ONLY === 'cell') await cellCycle(side, CELL_PARTITIONS)
       await client.query('vacuum analyze')
       side.times.clear()
       side.frames.clear()

@@ -105,6 +105,7 @@ export const VARIABLES = {
   METRICS_RETENTION_DAYS: { schema: int(0), default: '90', meaning: 'per-minute queue metrics are kept this many days' },
   DLQ_RETENTION_DAYS: { schema: int(0), default: '0', meaning: 'dead-letter rows are aged out after this many days (0: kept until the queue is deleted)' },
   MAX_POP_WAIT_MS: { schema: int(0), default: { node: '30000', workers: '25000' }, meaning: 'long-poll cap; longer client timeouts are clamped' },
+  POP_LINGER_MS: { schema: int(0, 1000), default: '50', meaning: 'how long a long poll woken by a push waits for more messages before it claims (0: none); docs/long-poll.md' },
   DEFAULT_SUBSCRIPTION_MODE: { schema: z.enum(['all', 'from_beginning', 'new', 'new-only']), default: 'all', meaning: 'subscription mode of a consumer group that does not name one' },
   STATEMENT_TIMEOUT_MS: { schema: int(1, 60000), default: '25000', meaning: 'set on the database role by `npm run db:migrate`; the broker refuses to serve when the role timeout is 0 or over 60 s' },
   MAX_BODY_BYTES: { schema: int(1024), default: { node: String(16 * MiB), workers: String(8 * MiB) }, meaning: 'request bodies above this are refused with 413' },

@@ -92,6 +92,49 @@ describe('push fusion', () => {
     expect(statements).toBeLessThan(4) // the same four calls, small, are fused
   })
 
+  it('under load, holds a batch whose hold is over until a call in flight returns, gathering the calls that arrive meanwhile', async () => {
+    // A push held in PostgreSQL (its partition row locked by another session) is the call in flight.
+    let calls = 0
+    const pool = createNodePool({ connectionString: database.url, max: 4 })
+    const query = pool.query.bind(pool) as typeof pool.query
+    pool.query = ((text: string, values?: unknown[]) => {
+      if (text.includes('log_push_v1')) calls++
+      return query(text, values)
+    }) as typeof pool.query
+    // A bound far beyond the test's length, so only the return of the held call can send the batch.
+    const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
+    const blocker = createNodePool({ connectionString: database.url, max: 1 })
+    const locker = await blocker.connect()
+    try {
+      await db.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', 'held', { warm: true })] })
+      await locker.query('begin')
+      await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+                           where q.name = 'fuse-busy' and p.name = 'held' for update of p`)
+      const held = busy.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', 'held', { n: 'held' })] })
+      for (;;) {
+        const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
+        if (row!.n > 0) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      // Each arrives after the one before it has ended its 1 ms hold: only the busy wait fuses them.
+      const later: Promise<Awaited<ReturnType<typeof db.call<'log_push_v1'>>>>[] = []
+      for (let c = 0; c < 5; c++) {
+        later.push(busy.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', `p${c}`, { c })] }))
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      expect(calls).toBe(1)
+      await locker.query('commit')
+      const [first, ...rest] = await Promise.all([held, ...later])
+      expect(first!.items.map((i) => [i.status, i.offset])).toEqual([['queued', 1]])
+      expect(rest.map((r) => r.items.map((i) => [i.index, i.status, i.offset]))).toEqual(Array.from({ length: 5 }, () => [[0, 'queued', 0]]))
+      expect(calls).toBe(2)
+    } finally {
+      locker.release()
+      await blocker.end()
+      await busy.close()
+    }
+  })
+
   it('fails every member when the error is one each would meet alone (push maintenance)', async () => {
     await database.sql(`insert into queen.system_state (key, value) values ('maintenance', 'true'::jsonb)
                         on conflict (key) do update set value = excluded.value`)

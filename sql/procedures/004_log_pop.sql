@@ -48,6 +48,18 @@ begin
 end
 $$;
 
+-- _log_pop_hold_queues: the rows of a queue-scoped pop's queues FOR KEY SHARE (rank 1 of the lock
+-- order atop 004_log_cursor.sql, as _ensure_queue takes it), so that a concurrent delete_queue_v1 or
+-- configure waits for the pop. Returns false when one of them was deleted since the pop looked it up.
+create or replace function queen._log_pop_hold_queues(p_queue_ids uuid[])
+returns boolean
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  select count(*) = cardinality(p_queue_ids)
+    from (select 1 from queues where id = any (p_queue_ids) order by id for key share) held
+$$;
+
 -- log_pop_v1: every pop route (API 5.5, ENGINE 5). A pop leases a contiguous offset range of whole
 -- partitions for one (partition, group); it never sleeps (long-polls wait in the route, 5.8).
 --
@@ -63,7 +75,11 @@ $$;
 --   traceId, producerSub, createdAt, enc, data, leaseId, consumerGroup, retryCount}.
 -- Raises QM400 for an unparsable subscription instant.
 -- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
--- partition-id order); candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
+-- partition-id order). A queue-scoped pop holds its queue row FOR KEY SHARE from before its first
+-- cursor lock or insert to its commit: at entry when it must create the queue or fix the group's
+-- subscription, otherwise once the walk meets its first candidate, so a pop that finds nothing takes
+-- no lock and writes nothing (no transaction id, no WAL to flush at commit: long polls re-check
+-- often, issue #33). Candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
 -- wait and two pops of one group can never lease one partition (ENGINE 13.4). Candidates are read
 -- from a random pivot into a bounded window and served least recently claimed first, so no partition
 -- starves (the walk, below). Wildcard scans skip partitions idle since before the group's caught-up
@@ -80,6 +96,10 @@ create or replace function queen.log_pop_v1(p_tenant text, p_request jsonb, p_no
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Generic plans: the walk below was otherwise planned again on most calls, a tenth of a one-message
+-- pop's CPU (issue #33). Its id bounds (v_id_min, v_id_max) keep a partition-scoped pop an index
+-- probe under a generic plan.
+set plan_cache_mode = force_generic_plan
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
@@ -98,6 +118,10 @@ declare
   v_queue_ids uuid[];
   v_pid uuid;
   v_pivot uuid := gen_random_uuid();
+  -- The id range the walk covers: every id, or the one partition of a partition-scoped pop. Bounds
+  -- rather than "v_pid is null or p.id = v_pid", which a generic plan can only check row by row.
+  v_id_min uuid := '00000000-0000-0000-0000-000000000000'::uuid;
+  v_id_max uuid := 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid;
   v_lease uuid := _uuid_v7(v_now);
   v_claims jsonb := '[]'::jsonb;
   v_claimed integer := 0;
@@ -120,6 +144,9 @@ declare
   v_bytes bigint;
   v_secs integer;
   v_locked boolean := false;
+  v_qid uuid;
+  v_steady boolean;
+  v_held boolean := false;  -- a queue-scoped pop holds its queue row (see Concurrency above)
   v_whole boolean;
   v_answer jsonb;
 begin
@@ -147,8 +174,19 @@ begin
   end if;
 
   if v_queue is not null then
-    -- A group may subscribe before the first push: the queue row exists from the first pop (D11, D18).
-    v_queue_ids := array[_ensure_queue(p_tenant, v_queue)];
+    -- Steady state: the queue exists and the group's subscription is fixed, so first contact below
+    -- would write nothing, and the queue row is held only once there is something to claim.
+    select q.id, g.subscription_mode is not null into v_qid, v_steady
+      from queues q
+      left join consumer_groups g on g.queue_id = q.id and g.consumer_group = v_group
+     where q.tenant_id = p_tenant and q.name = v_queue;
+    if coalesce(v_steady, false) then
+      v_queue_ids := array[v_qid];
+    else
+      -- A group may subscribe before the first push: the queue row exists from the first pop (D11, D18).
+      v_queue_ids := array[_ensure_queue(p_tenant, v_queue)];
+      v_held := true;
+    end if;
     if v_partition is not null then
       -- Pop never creates partitions; an unknown one answers empty, but only after first contact
       -- below has fixed the group's subscription (a 'new' group must not start at a later pop).
@@ -169,13 +207,15 @@ begin
   -- First contact fixes the subscription and the delivery policy (API 5.5). A row written without a
   -- mode, by the delivery route (D15) or a seek, takes the mode now; its delivery becomes 'conflate'
   -- when this pop asks for it, and otherwise keeps what the route stored.
-  insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at, delivery)
-  select qid, v_group, v_mode, v_sub_at, v_delivery from unnest(v_queue_ids) qid order by qid
-  on conflict (queue_id, consumer_group) do nothing;
-  update consumer_groups
-     set subscription_mode = v_mode, subscription_at = v_sub_at,
-         delivery = case when v_delivery = 'conflate' then 'conflate' else delivery end
-   where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
+  if not coalesce(v_steady, false) then
+    insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at, delivery)
+    select qid, v_group, v_mode, v_sub_at, v_delivery from unnest(v_queue_ids) qid order by qid
+    on conflict (queue_id, consumer_group) do nothing;
+    update consumer_groups
+       set subscription_mode = v_mode, subscription_at = v_sub_at,
+           delivery = case when v_delivery = 'conflate' then 'conflate' else delivery end
+     where queue_id = any (v_queue_ids) and consumer_group = v_group and subscription_mode is null;
+  end if;
 
   if v_partition is not null and v_pid is null then
     return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
@@ -186,12 +226,20 @@ begin
   -- A specific-partition pop creates its one row here. A wildcard or discovery pop creates them only
   -- when its candidate walk below meets a partition without one: anti-joining every partition of the
   -- scope on every pop cost 60-120 ms at 10 001 partitions while nothing was missing (issue #9).
-  if v_pid is not null then
+  if v_pid is not null and not exists (select 1 from log_consumers where partition_id = v_pid and consumer_group = v_group) then
+    if not v_held then
+      if not _log_pop_hold_queues(v_queue_ids) then
+        return log_pop_v1(p_tenant, p_request, p_now);  -- deleted meanwhile: start again, as a first pop
+      end if;
+      v_held := true;
+    end if;
     perform _log_pop_missing_cursors(v_queue_ids, v_pid, v_group);
   end if;
 
   if v_pid is not null then
-    v_pivot := '00000000-0000-0000-0000-000000000000';
+    v_pivot := v_pid;
+    v_id_min := v_pid;
+    v_id_max := v_pid;
     select (q.window_buffer > 0 and p.head_at > v_now - make_interval(secs => q.window_buffer)) into v_wb_active
       from log_partitions p join queues q on q.id = p.queue_id where p.id = v_pid;
   end if;
@@ -219,7 +267,7 @@ begin
         left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at, c1.claimed_at
                              from log_consumers c1
                             where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
-       where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id >= v_pivot
+       where p.queue_id = any (v_queue_ids) and p.id >= v_pivot and p.id <= v_id_max
          and p.last_offset >= greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
@@ -237,7 +285,7 @@ begin
         left join lateral (select c1.partition_id, c1.committed_offset, c1.lease_id, c1.lease_expires_at, c1.claimed_at
                              from log_consumers c1
                             where c1.partition_id = p.id and c1.consumer_group = v_group limit 1) c on true
-       where p.queue_id = any (v_queue_ids) and (v_pid is null or p.id = v_pid) and p.id < v_pivot
+       where p.queue_id = any (v_queue_ids) and p.id < v_pivot and p.id >= v_id_min
          and p.last_offset >= greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
          and (c.lease_id is null or c.lease_expires_at <= v_now)
          and (q.window_buffer = 0 or p.head_at <= v_now - make_interval(secs => q.window_buffer))
@@ -247,6 +295,15 @@ begin
     ) w
     order by w.claimed_at nulls first, w.walked
   loop
+    if v_queue is not null and not v_held then
+      -- The first candidate: the queue row before any cursor lock or insert. A queue deleted since
+      -- it was looked up starts the pop again, which then finds no queue and creates it, as a pop
+      -- after the delete would; this pop holds nothing yet.
+      if not _log_pop_hold_queues(v_queue_ids) then
+        return log_pop_v1(p_tenant, p_request, p_now);
+      end if;
+      v_held := true;
+    end if;
     select * into v_c from log_consumers
      where partition_id = r.pid and consumer_group = v_group
        for update skip locked;

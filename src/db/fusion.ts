@@ -35,11 +35,22 @@ export interface FusionOptions {
    * (or holdMs): fusion only under load, with no added latency when there is none.
    */
   maxInFlight?: number
+  /**
+   * Fusion under load: a batch whose hold is over while `inFlight` calls of its kind are already
+   * in flight waits on for one of them to return (in all at most `maxHoldMs` from its first
+   * member), gathering the calls that arrive meanwhile. A call would wait for the database then
+   * anyway, in the pool's queue, where nothing can join it; one slot freed sends the batch due
+   * longest, so the calls in flight stay near `inFlight` whatever the number of tenants.
+   */
+  busy?: { inFlight: number; maxHoldMs: number }
 }
 
 /** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
 export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
-  push: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024 },
+  // Single-message pushes of several tenants at a few hundred a second each met company within 2 ms
+  // only 1.5 to 2 times a call: the rest queued for a pool connection one call each. Under load they
+  // now queue in the batch instead (BENCHMARKS.md, issue #33).
+  push: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, busy: { inFlight: 3, maxHoldMs: 20 } },
   // A fused call of several leases still settles each lease set-based (_log_ack_leases), so acks of
   // any size up to the preferred 200 items share a commit (BENCHMARKS.md). Only under load: a
   // consumer waits for its ack before its next pop, so a 2 ms hold on every ack cost a quarter of the
@@ -68,6 +79,10 @@ interface Batch<A, R> {
   items: number
   bytes: number
   timer: ReturnType<typeof setTimeout> | undefined
+  /** When the first member arrived (performance.now()), for the busy wait's bound. */
+  firstAt: number
+  /** Its hold is over and it waits for a call in flight to return (options.busy). */
+  due: boolean
 }
 
 /** Errors every member of a fused call would meet alone: answer them all, retry nobody. */
@@ -119,6 +134,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
       inFlight--
       // A slot is free: what waited for one goes out now.
       if (options.maxInFlight !== undefined) for (const tenant of [...open.keys()]) flush(tenant)
+      else if (options.busy) flushLongestDue()
     })
   }
 
@@ -130,6 +146,23 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     dispatch(batch)
   }
 
+  /** The hold is over: send now, or under load wait for a slot (options.busy) until its bound. */
+  const holdOver = (tenant: string) => {
+    const batch = open.get(tenant)
+    if (!batch) return
+    const busy = options.busy
+    const left = busy ? batch.firstAt + busy.maxHoldMs - performance.now() : 0
+    if (!busy || inFlight < busy.inFlight || left <= 0) return flush(tenant)
+    batch.due = true
+    batch.timer = setTimeout(() => flush(tenant), left)
+  }
+
+  const flushLongestDue = () => {
+    let longest: [string, Batch<A, R>] | undefined
+    for (const entry of open) if (entry[1].due && (!longest || entry[1].firstAt < longest[1].firstAt)) longest = entry
+    if (longest) flush(longest[0])
+  }
+
   return (args) => {
     const items = kind.items(args)
     const count = items.length
@@ -138,7 +171,9 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     if (args.now !== undefined || count === 0 || count >= options.maxItems) return call(args)
     if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
       // A free slot: sent alone at once, so its size does not matter (and is not measured).
-      return new Promise<R>((resolve, reject) => dispatch({ members: [{ args, resolve, reject }], items: count, bytes: 0, timer: undefined }))
+      return new Promise<R>((resolve, reject) =>
+        dispatch({ members: [{ args, resolve, reject }], items: count, bytes: 0, timer: undefined, firstAt: 0, due: false }),
+      )
     }
     // The size the call will carry: one serialisation more per fused call, small for the calls
     // fusion is for (larger ones are sent as they came, above).
@@ -151,9 +186,10 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
         batch = undefined
       }
       if (!batch) {
-        batch = { members: [], items: 0, bytes: 0, timer: undefined }
+        batch = { members: [], items: 0, bytes: 0, timer: undefined, firstAt: performance.now(), due: false }
         open.set(args.tenant, batch)
-        batch.timer = setTimeout(() => flush(args.tenant), options.holdMs)
+        const tenant = args.tenant
+        batch.timer = setTimeout(() => holdOver(tenant), options.holdMs)
       }
       batch.members.push({ args, resolve, reject })
       batch.items += count

@@ -1,6 +1,7 @@
 // The pop routes (API §5.5): queue-scoped, partition-scoped and discovery. Each check is one
 // log_pop_v1 call; the procedure never sleeps, so waiting (long-poll, minPopWaitTime) happens here
-// with D24's bounds and backoff: 100 ms, doubling after every 3 empty checks, at most 1 s.
+// with D24's bounds and backoff: 100 ms, doubling after every 3 empty checks, at most 1 s. A parked
+// long poll woken by a push lingers POP_LINGER_MS before it claims (docs/long-poll.md).
 import type { Context } from 'hono'
 import { z } from 'zod'
 import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
@@ -95,7 +96,9 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const signal = c.req.raw.signal
   const keys = scope.queue !== undefined ? [wakeKey(c.get('tenant'), scope.queue)] : []
   const waker = c.get('popWaker')
-  const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal) : sleepOnly(ms, signal))
+  // A queue-wide pop parks as one of its group's, woken only as far as a push's messages go.
+  const group = scope.partition === undefined ? request.group : undefined
+  const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal, group) : sleepOnly(ms, signal))
   const check = () => c.get('db').call('log_pop_v1', { request })
 
   let result = await check()
@@ -119,26 +122,49 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
     return empty(c)
   }
 
+  function deadline() {
+    return started + Math.min(Math.max(timeout, floor), c.get('config').MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
+  }
+
   async function longPoll() {
-    const deadline = started + Math.min(Math.max(timeout, floor), c.get('config').MAX_POP_WAIT_MS, timeout + CLIENT_ABORT_SLACK_MS)
+    const end = deadline()
     let interval = FIRST_BACKOFF_MS
     let empties = 0
     for (;;) {
-      const left = deadline - Date.now()
+      const left = end - Date.now()
       if (left <= 0) break
-      const outcome = await park(Math.min(interval, left))
-      // No claim after a disconnect: a claim racing it would only expire.
-      if (outcome === 'aborted') break
+      let outcome = await park(Math.min(interval, left))
       if (outcome === 'woken') {
         interval = FIRST_BACKOFF_MS
         empties = 0
+        outcome = await linger()
       }
+      // No claim after a disconnect: a claim racing it would only expire.
+      if (outcome === 'aborted') break
       result = await check()
       if (result.messages.length > 0) return answer(c, result, request.group)
       empties++
       if (empties % 3 === 0) interval = Math.min(interval * 2, MAX_BACKOFF_MS)
     }
     return empty(c)
+  }
+
+  /**
+   * After a wake-up, before the claim: one push woke this poll and more are likely on their way, so
+   * a pop of more than one message waits up to POP_LINGER_MS (never past its deadline) for them to
+   * join the same claim, instead of claiming one message and leaving the next to a pop and an ack of
+   * its own. Nothing is claimed yet, so no lease is held while it waits (docs/long-poll.md). Later
+   * pushes do not end it early; a disconnect or a shutdown does.
+   */
+  async function linger(): Promise<WakeOutcome> {
+    // A pop of one message has nothing to gather.
+    const ms = request.batch > 1 ? Math.min(c.get('config').POP_LINGER_MS, deadline() - Date.now()) : 0
+    if (ms <= 0) return 'woken'
+    const outcome = await (waker ? waker.wait([], ms, signal) : sleepOnly(ms, signal))
+    if (outcome !== 'aborted') return 'woken'
+    // This pop was woken instead of another of its group, which would have claimed: wake that one.
+    if (group !== undefined) waker?.handOn(keys, group)
+    return 'aborted'
   }
 }
 
