@@ -66,15 +66,8 @@ describe('citations of design decisions', () => {
 
 // The specification this broker was first built from is not part of the repository; a citation of
 // it is a reason nobody can read (design decision 48). Every text file under STANDS_ALONE is held
-// to that, except the paths of NOT_YET_REWRITTEN and NEVER_CHECKED.
+// to that, except the paths of NEVER_CHECKED.
 const STANDS_ALONE = ['README.md', 'BENCHMARKS.md', 'docs', 'bench', 'cron', 'scripts', 'sql', 'src']
-// Comments still to be rewritten (issue #32): delete an entry once its citations are gone, and the
-// test holds it to the rule from then on.
-const NOT_YET_REWRITTEN = [
-  'src/db/fusion.ts',
-  'src/routes/pop.ts',
-  'sql/procedures/004_log_pop.sql',
-]
 // Never: a generated file repeats its sources; bench/results holds local run output. (Applied
 // migrations are checked too: their comments can be corrected, docs/migrations.md.)
 const NEVER_CHECKED = ['bench/results', 'bench/baseline']
@@ -84,10 +77,10 @@ const CITATION =
 
 const under = (path: string, prefixes: readonly string[]) => prefixes.some((p) => path === p || path.startsWith(`${p}/`))
 
-/** The files STANDS_ALONE holds to the rule, NOT_YET_REWRITTEN and NEVER_CHECKED left out. */
+/** The files STANDS_ALONE holds to the rule, NEVER_CHECKED left out. */
 function standingAlone(): string[] {
   return STANDS_ALONE.flatMap((root) => (statSync(join(ROOT, root)).isDirectory() ? files(root, TEXT) : [root])).filter(
-    (path) => !under(path, NOT_YET_REWRITTEN) && !under(path, NEVER_CHECKED) && !path.endsWith('.generated.ts'),
+    (path) => !under(path, NEVER_CHECKED) && !path.endsWith('.generated.ts'),
   )
 }
 
@@ -104,13 +97,10 @@ describe('the docs stand on their own', () => {
   it('checks the docs, the SQL and the code it names', () => {
     const checked = standingAlone()
     const samples = ['README.md', 'docs/design.md', 'bench/README.md', 'sql/procedures/003_log_push.sql', 'sql/check-allow.txt', 'sql/migrations/0001_schema.sql']
-    const code = ['cron/lanes.ts', 'scripts/migrate.ts', 'src/config.ts', 'src/sink/engine.ts', 'src/app.ts', 'src/http/route.ts', 'src/routes/push.ts']
+    const code = ['cron/lanes.ts', 'scripts/migrate.ts', 'src/config.ts', 'src/sink/engine.ts', 'src/app.ts', 'src/http/route.ts', 'src/routes/push.ts', 'src/routes/pop.ts', 'src/db/fusion.ts']
     for (const path of [...samples, ...code]) {
       expect(checked).toContain(path)
     }
-    expect(checked.filter((path) => under(path, NOT_YET_REWRITTEN))).toEqual([])
-    // Every entry of NOT_YET_REWRITTEN still exists, so a rename cannot leave a file unchecked.
-    for (const path of NOT_YET_REWRITTEN) expect(() => statSync(join(ROOT, path)), path).not.toThrow()
   })
 
   it('recognises the forms the spec was cited in', () => {

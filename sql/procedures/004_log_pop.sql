@@ -1,6 +1,6 @@
 -- _log_pop_missing_cursors: inserts the group's missing cursor rows on the in-scope partitions that
--- hold data (one partition when p_pid is set), initialised by the group's rule (ENGINE 5.2), in
--- partition order (ENGINE 1.4). Wildcard scope applies the caught-up filter (5.6) as the candidate
+-- hold data (one partition when p_pid is set), initialised by the group's rule (design decision 15), in
+-- partition order (docs/design.md#4). Wildcard scope applies the caught-up filter as the candidate
 -- walk does. Called by log_pop_v1 before it holds any cursor lock. plpgsql so its plan is kept
 -- (see _log_consumer_write). Returns: nothing.
 create or replace function queen._log_pop_missing_cursors(p_queue_ids uuid[], p_pid uuid, p_group text)
@@ -25,7 +25,7 @@ $$;
 -- _log_pop_cursor_bounded: creates one partition's missing cursor row for a pop that already holds
 -- other cursor locks, and locks it. The insert may wait for a concurrent inserter of the same row;
 -- lock_timeout bounds that wait to 20 ms inside a subtransaction, so it can never close a deadlock
--- (ENGINE 1.4's reason for ordered inserts). Returns: the locked row, or a row of nulls when the
+-- (the reason inserts are ordered, docs/design.md#4). Returns: the locked row, or a row of nulls when the
 -- insert timed out or another transaction holds the row (the caller skips the partition).
 create or replace function queen._log_pop_cursor_bounded(p_queue_ids uuid[], p_pid uuid, p_group text)
 returns queen.log_consumers
@@ -60,7 +60,7 @@ as $$
     from (select 1 from queues where id = any (p_queue_ids) order by id for key share) held
 $$;
 
--- log_pop_v1: every pop route (API 5.5, ENGINE 5). A pop leases a contiguous offset range of whole
+-- log_pop_v1: every pop route (design decision 12). A pop leases a contiguous offset range of whole
 -- partitions for one (partition, group); it never sleeps (long-polls wait in the route, 5.8).
 --
 -- p_request: {queue, partition?} or {namespace?, task?}; group ('' or absent: __QUEUE_MODE__);
@@ -70,8 +70,8 @@ $$;
 -- Returns {claims:[…], leaseId, consumerGroup, partitionsClaimed, minPopWaitMs, queue, partition,
 --   partitionId, windowBufferActive, paused}. Each claim is {queue, partition, partitionId, retryOffset,
 --   retryCount, attemptFrom, attempts, offsets:[…], frames:[…], segments:[[baseOffset, createdAt (µs)], …]}: frames as stored
---   (ENGINE 3.1) with their offsets, each segment's createdAt once. src/db/procedures.ts expands the
---   claims into ENGINE 5.7's messages {queue, partition, partitionId, offset, id, transactionId,
+--   (design decision 9) with their offsets, each segment's createdAt once. src/db/procedures.ts expands the
+--   claims into the wire's messages {queue, partition, partitionId, offset, id, transactionId,
 --   traceId, producerSub, createdAt, enc, data, leaseId, consumerGroup, retryCount}.
 -- Raises QM400 for an unparsable subscription instant.
 -- Concurrency: queue, group and missing cursor rows are created before any row lock (cursor rows in
@@ -80,17 +80,17 @@ $$;
 -- subscription, otherwise once the walk meets its first candidate, so a pop that finds nothing takes
 -- no lock and writes nothing (no transaction id, no WAL to flush at commit: long polls re-check
 -- often, issue #33). Candidate cursor rows are then locked FOR UPDATE SKIP LOCKED, so pops never
--- wait and two pops of one group can never lease one partition (ENGINE 13.4). Candidates are read
+-- wait and two pops of one group can never lease one partition. Candidates are read
 -- from a random pivot into a bounded window and served least recently claimed first, so no partition
 -- starves (the walk, below). Wildcard scans skip partitions idle since before the group's caught-up
--- watermark (5.6); anything that moves a cursor
+-- watermark; anything that moves a cursor
 -- back (seek, subscription change) must clear consumer_groups.caught_up_at.
 -- An expired lease with unsettled frames is reclaimed here and counts one failed attempt against the
--- first unsettled frame ("Lease expired"), which may dead-letter or drop it (ENGINE 5.4), and one
+-- first unsettled frame ("Lease expired"), which may dead-letter or drop it (design decision 12), and one
 -- delivery attempt against each unsettled frame of the round (its message's retryCount).
--- A conflating group (consumer_groups.delivery = 'conflate', ENGINE 5.4/6.3) leases [c, vh − 1] of
+-- A conflating group (consumer_groups.delivery = 'conflate', design decision 19) leases [c, vh − 1] of
 -- each partition but delivers only the frame at vh − 1, so `batch` counts partitions; its expiries
--- are charged to lease_to, and a newer frame restarts the count (D8).
+-- are charged to lease_to, and a newer frame restarts the count (design decision 19).
 -- Clock: clock_timestamp() once at entry, unless p_now pins it.
 create or replace function queen.log_pop_v1(p_tenant text, p_request jsonb, p_now timestamptz default null)
 returns jsonb
@@ -156,8 +156,8 @@ begin
   end if;
 
   if v_group = '__QUEUE_MODE__' then
-    v_mode := 'all';  -- queue mode always reads from the log start (API 5.5)
-    v_delivery := 'all';  -- and delivery applies to named groups only (D8)
+    v_mode := 'all';  -- queue mode always reads from the log start
+    v_delivery := 'all';  -- and delivery applies to named groups only (design decision 19)
   elsif v_mode = 'timestamp' then
     begin
       v_sub_at := (p_request->>'subscriptionFrom')::timestamptz;
@@ -183,7 +183,7 @@ begin
     if coalesce(v_steady, false) then
       v_queue_ids := array[v_qid];
     else
-      -- A group may subscribe before the first push: the queue row exists from the first pop (D11, D18).
+      -- A group may subscribe before the first push: the queue row exists from the first pop (design decisions 28, 30).
       v_queue_ids := array[_ensure_queue(p_tenant, v_queue)];
       v_held := true;
     end if;
@@ -204,8 +204,8 @@ begin
   v_parts_left := case when v_pid is null then least(greatest(coalesce((p_request->>'partitions')::integer, 1), 1), 1000) else 1 end;
   select coalesce(max(min_pop_wait_time), 0) into v_min_wait from queues where id = any (v_queue_ids);
 
-  -- First contact fixes the subscription and the delivery policy (API 5.5). A row written without a
-  -- mode, by the delivery route (D15) or a seek, takes the mode now; its delivery becomes 'conflate'
+  -- First contact fixes the subscription and the delivery policy. A row written without a
+  -- mode, by the delivery route (design decision 20) or a seek, takes the mode now; its delivery becomes 'conflate'
   -- when this pop asks for it, and otherwise keeps what the route stored.
   if not coalesce(v_steady, false) then
     insert into consumer_groups (queue_id, consumer_group, subscription_mode, subscription_at, delivery)
@@ -222,7 +222,7 @@ begin
                               'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
   end if;
 
-  -- Missing cursor rows are created already initialised by the group's rule (ENGINE 5.2, D7, D9).
+  -- Missing cursor rows are created already initialised by the group's rule (design decisions 15, 16).
   -- A specific-partition pop creates its one row here. A wildcard or discovery pop creates them only
   -- when its candidate walk below meets a partition without one: anti-joining every partition of the
   -- scope on every pop cost 60-120 ms at 10 001 partitions while nothing was missing (issue #9).
@@ -309,7 +309,7 @@ begin
        for update skip locked;
     if not found and not r.has_cursor and not v_locked then
       -- No row yet. While this pop holds no cursor lock it may create the
-      -- scope's missing rows, in partition order like every cursor insert (ENGINE 1.4): an insert can
+      -- scope's missing rows, in partition order like every cursor insert (docs/design.md#4): an insert can
       -- wait for a concurrent inserter of the same row, which must never happen under a row lock of
       -- ours.
       perform _log_pop_missing_cursors(v_queue_ids, null, v_group);
@@ -336,10 +336,10 @@ begin
 
     if v_c.lease_id is not null then
       -- Expired (checked above). An unsettled range charges one attempt; a range wholly removed by
-      -- retention does not (ENGINE 7.1).
+      -- retention does not (design decision 11).
       if v_c.committed_offset <= v_c.lease_to and r.conflate then
         -- A conflating lease delivered only lease_to: the expiry is charged to it, and exhaustion
-        -- dead-letters it and retires the whole leased range (ENGINE 6.3).
+        -- dead-letters it and retires the whole leased range (design decision 19).
         v_c := _log_count_attempts(v_c, v_c.lease_to, v_c.lease_to);
         v_c := _log_count_failure_latest(v_c, v_c.lease_to);
         if v_c.retry_count > r.retry_limit then
@@ -371,7 +371,7 @@ begin
 
     v_vh := r.last_offset + 1;
     if r.delayed_processing > 0 then
-      -- Delivery stops at the first frame younger than the delay, which keeps FIFO (API 5.5).
+      -- Delivery stops at the first frame younger than the delay, which keeps FIFO.
       select s.last_offset + 1 into v_vh
         from log_segments s
        where s.partition_id = r.pid and s.created_at <= v_now - make_interval(secs => r.delayed_processing)
@@ -383,7 +383,7 @@ begin
       v_vh := least(v_vh, r.last_offset + 1);
     end if;
 
-    -- Deleted frames (D20) are settled for this group as its reads reach them and never delivered;
+    -- Deleted frames (design decision 43) are settled for this group as its reads reach them and never delivered;
     -- a cursor resting on one moves past it here, so it counts as pending only until then.
     for v_dead in select t.frame_offset from log_tombstones t
                    where t.partition_id = r.pid and t.frame_offset >= v_c.committed_offset and t.frame_offset < v_vh
@@ -398,7 +398,7 @@ begin
       v_lo := case when r.conflate then v_vh - 1 else v_c.committed_offset end;
       v_hi := case when r.conflate then v_vh - 1 else least(v_vh - 1, v_c.committed_offset + v_frames_left - 1) end;
       if r.conflate then
-        -- The newest frame that was not deleted (D20); the loop above left the cursor below it.
+        -- The newest frame that was not deleted (design decision 43); the loop above left the cursor below it.
         while v_lo > v_c.committed_offset and exists (select 1 from log_tombstones t where t.partition_id = r.pid and t.frame_offset = v_lo) loop
           v_lo := v_lo - 1;
         end loop;
@@ -502,7 +502,7 @@ begin
     exit when v_frames_left <= 0 or v_parts_left <= 0 or v_bytes_left <= 0;
   end loop;
 
-  -- Caught-up watermark (ENGINE 5.6). A wildcard or discovery pop that claimed nothing re-checks, at
+  -- Caught-up watermark. A wildcard or discovery pop that claimed nothing re-checks, at
   -- most every 30 s per (queue, group), whether anything at all is pending, ignoring leases, the
   -- window buffer and the filter itself; if nothing is, later scans consider only partitions written
   -- since 2 minutes before that instant. Frames under a live lease count as pending, so a later

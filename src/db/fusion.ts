@@ -1,4 +1,4 @@
-// Request fusion on Node (ENGINE 12.1), for push and ack: concurrent calls of one procedure and
+// Request fusion on Node (design decision 45), for push and ack: concurrent calls of one procedure and
 // tenant that arrive within `holdMs` of each other (acks: while others are in flight) go out as one
 // procedure call (up to maxItems items and maxBytes of item JSON), so a burst of small calls pays
 // one statement, one transaction and one commit instead of one each (BENCHMARKS.md: small pushes
@@ -10,7 +10,7 @@
 // push maintenance fails every member with that error (nothing was written, and each alone would
 // meet the same); any other error (a poison item, or QMENC from one member's stale encryption
 // cache) retries each member alone, so only the member at fault sees it. A failed call wrote
-// nothing, so the split is exact. Per-item verdicts are results, not errors (ENGINE 1.6), so one
+// nothing, so the split is exact. Per-item verdicts are results, not errors (design decision 6), so one
 // member's failed ack never fails its neighbours.
 import { DbError } from './errors.js'
 import type { AckItemResult, ArgsOf, ResultOf } from './procedures.js'
@@ -20,12 +20,12 @@ type PushResult = ResultOf<'log_push_v1'>
 type AckArgs = ArgsOf<'log_ack_v1'>
 
 export interface FusionOptions {
-  /** How long the first member of a batch waits for company, in ms (ENGINE 12.1: 2). */
+  /** How long the first member of a batch waits for company, in ms (2 on Node). */
   holdMs: number
-  /** A batch is sent as soon as it holds this many items, and a call this large is sent alone (ENGINE 12.1: 200). */
+  /** A batch is sent as soon as it holds this many items, and a call this large is sent alone (200 on Node). */
   maxItems: number
   /**
-   * A fused call carries at most this many bytes of item JSON (ENGINE 12.1: 4 MiB), so fusing
+   * A fused call carries at most this many bytes of item JSON (4 MiB on Node), so fusing
    * never builds a statement much larger than the calls it merges would have sent one by one.
    */
   maxBytes: number
@@ -45,7 +45,7 @@ export interface FusionOptions {
   busy?: { inFlight: number; maxHoldMs: number }
 }
 
-/** What the Node runtime fuses with (ENGINE 12.1: hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
+/** What the Node runtime fuses with (hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
 export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
   // Single-message pushes of several tenants at a few hundred a second each met company within 2 ms
   // only 1.5 to 2 times a call: the rest queued for a pool connection one call each. Under load they

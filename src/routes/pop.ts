@@ -1,6 +1,6 @@
-// The pop routes (API §5.5): queue-scoped, partition-scoped and discovery. Each check is one
+// The pop routes (docs/engine.md): queue-scoped, partition-scoped and discovery. Each check is one
 // log_pop_v1 call; the procedure never sleeps, so waiting (long-poll, minPopWaitTime) happens here
-// with D24's bounds and backoff: 100 ms, doubling after every 3 empty checks, at most 1 s. A parked
+// with the bounds of design decision 35 and its backoff: 100 ms, doubling after every 3 empty checks, at most 1 s. A parked
 // long poll woken by a push lingers POP_LINGER_MS before it claims (docs/long-poll.md).
 import type { Context } from 'hono'
 import { z } from 'zod'
@@ -15,7 +15,7 @@ import { reveal } from '../reveal.js'
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 1000
 const DEFAULT_TIMEOUT_MS = 30_000
-// D24: an empty long-poll never outlasts the JS client's own abort at timeout + 5 s.
+// An empty long-poll never outlasts the JS client's own abort at timeout + 5 s.
 const CLIENT_ABORT_SLACK_MS = 4000
 
 const MODES = { all: 'all', from_beginning: 'all', new: 'new', 'new-only': 'new' } as const
@@ -46,7 +46,7 @@ const popOptions = {
     })
     .optional()
     .meta({ description: '"now" or an ISO-8601 timestamp' }),
-  // A named group's delivery policy at first contact; queue mode ignores it (D8).
+  // A named group's delivery policy at first contact; queue mode ignores it (design decision 19).
   delivery: qOneOf(['all', 'conflate']).default('all'),
   batch: qInt(1, 1, 10_000),
   partitions: qInt(1, 1, 1000),
@@ -173,7 +173,7 @@ function empty(c: Context<AppEnv>) {
   return c.body(null, 204)
 }
 
-/** A popped frame as the wire carries it (API §5.5), in the key order clients have always seen. */
+/** A popped frame as the wire carries it, in the key order clients have always seen. */
 const delivered = (m: PoppedFrame) => ({
   id: m.id,
   transactionId: m.transactionId,
