@@ -183,7 +183,7 @@ begin
     if coalesce(v_steady, false) then
       v_queue_ids := array[v_qid];
     else
-      -- A group may subscribe before the first push: the queue row exists from the first pop (D11, D18).
+      -- A group may subscribe before the first push: the queue row exists from its first pop.
       v_queue_ids := array[_ensure_queue(p_tenant, v_queue)];
       v_held := true;
     end if;
