@@ -86,6 +86,21 @@ export async function call(base: string, method: string, path: string, body?: un
   }
 }
 
+/**
+ * A call with the retry rule of Queen's SDK HTTP clients: network errors and 5xx are retried (here
+ * until the broker is back from a kill, at most a minute), 4xx are not.
+ */
+export function callUntilBack(broker: () => string, timeoutMs: number) {
+  return async (method: string, path: string, body?: unknown): Promise<Answer> => {
+    const deadline = Date.now() + 60_000
+    for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
+      const res = await call(broker(), method, path, body, timeoutMs)
+      if ((res.status !== 0 && res.status < 500) || Date.now() > deadline) return res
+      await sleep(wait)
+    }
+  }
+}
+
 export interface LoadOptions {
   base: () => string
   /** Direct connection to the broker's database, for the settle check. */

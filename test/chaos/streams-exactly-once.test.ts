@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import type { Send } from '../helpers/stream-protocol.js'
 import { runScenario, variantOf, type ScenarioResult } from '../helpers/stream-scenario.js'
-import { call, FULL, sleep, startBroker, type Broker } from './harness.js'
+import { callUntilBack, FULL, sleep, startBroker, type Broker } from './harness.js'
 
 const RUNS = Number(process.env.QUEEN_STREAMS_RUNS ?? (FULL ? 52 : 4))
 const PARALLEL = FULL ? 6 : 4
@@ -27,15 +27,7 @@ afterAll(async () => {
   await database?.drop()
 })
 
-/** The SDK's HTTP client retries network errors and 5xx; here until the broker is back. */
-const send: Send = async (method, path, body) => {
-  const deadline = Date.now() + 60_000
-  for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
-    const res = await call(broker.base, method, path, body, 15_000)
-    if ((res.status !== 0 && res.status < 500) || Date.now() > deadline) return res
-    await sleep(wait)
-  }
-}
+const send: Send = callUntilBack(() => broker.base, 15_000)
 
 async function inPool<T>(jobs: (() => Promise<T>)[], width: number): Promise<T[]> {
   const out: T[] = []

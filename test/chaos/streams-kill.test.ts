@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { offlineWindows, sortWindows, TumblingCounter, type Send, type WindowRow } from '../helpers/stream-runner.js'
-import { call, FULL, sleep, startBroker, type Broker } from './harness.js'
+import { callUntilBack, FULL, sleep, startBroker, type Broker } from './harness.js'
 
 const EVENTS = FULL ? 100_000 : 20_000
 const PARTITIONS = 8
@@ -27,15 +27,7 @@ afterAll(async () => {
   await database?.drop()
 })
 
-/** The SDK's retry rule: network errors and 5xx are retried (here until the broker is back), 4xx not. */
-const send: Send = async (method, path, body) => {
-  const deadline = Date.now() + 60_000
-  for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
-    const res = await call(broker.base, method, path, body, 10_000)
-    if ((res.status !== 0 && res.status < 500) || Date.now() > deadline) return res
-    await sleep(wait)
-  }
-}
+const send: Send = callUntilBack(() => broker.base, 10_000)
 
 it(`emits every window exactly once across ${KILLS} SIGKILLs of the broker`, { timeout: 300_000 }, async () => {
   const events = Array.from({ length: EVENTS }, (_, i) => ({ key: `k${i % PARTITIONS}`, ts: i * 7, partition: `p${i % PARTITIONS}` }))

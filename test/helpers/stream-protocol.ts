@@ -14,7 +14,9 @@
 // interleave at every await, as in its older one. `stall` holds a computed cycle before committing
 // it, so its lease can expire first and the batch go to another runner.
 
-export type Send = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>
+import type { Send } from './stream-runner.js'
+
+export type { Send }
 
 export type WindowKind = 'tumbling' | 'sliding' | 'session'
 
