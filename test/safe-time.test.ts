@@ -131,8 +131,12 @@ describe('safeTime', () => {
     const client = new pg.Client({ connectionString: database.url })
     await client.connect()
     try {
+      // A miss needs a commit to land inside the broken reader's window, which one random schedule
+      // does not always bring (a clean-clone CI run once saw none): up to three schedules each.
       for (const fn of ['activity_after_scan', 'stable_reader']) {
-        expect((await schedule(sqlReader(fn, client))).misses, fn).toBeGreaterThan(0)
+        let misses = 0
+        for (let round = 0; round < 3 && misses === 0; round++) misses = (await schedule(sqlReader(fn, client))).misses
+        expect(misses, fn).toBeGreaterThan(0)
       }
     } finally {
       await client.end()
