@@ -109,7 +109,7 @@ async function popAck(side: Side, key: string, queue: string, batch: number, gro
   if (bad > 0) throw new Error(`${side.label}: ${bad} acks refused`)
 }
 
-// MICRO_ONLY=push|pop|cell: time only those calls (the fill and first contact still run).
+// MICRO_ONLY=push|pop|cell|fetch: time only those calls (the fill and first contact still run).
 const ONLY = process.env.MICRO_ONLY
 /** The cell bench's queue: 8 partitions, group `workers`, messages pushed one a call and popped as they come. */
 const CELL_PARTITIONS = 8
@@ -134,7 +134,31 @@ async function cellCycle(side: Side, n: number) {
   }
 }
 
+/** The fetch bench's partitions: 10 000 frames each, stored as pushes of 100 and as pushes of 1. */
+const FETCH_LOG = 10_000
+async function fillFetch(side: Side) {
+  for (let from = 0; from < FETCH_LOG; from += 100) {
+    await side.call('log_push_v1', { tenant: 'fetch', items: Array.from({ length: 100 }, (_, k) => item(k, 'f', 'seg100')) })
+  }
+  for (let k = 0; k < FETCH_LOG; k++) await side.call('log_push_v1', { tenant: 'fetch', items: [item(0, 'f', 'seg1')] })
+}
+
+/** Pages of 100 and 1 000 frames from a random offset in the first half of each partition, as the sink reads. */
+async function fetchRound(side: Side) {
+  for (const partition of ['seg100', 'seg1']) {
+    for (const limit of [100, 1000]) {
+      for (let i = 0; i < PER_ROUND; i++) {
+        const fromOffset = Math.floor((Math.random() * FETCH_LOG) / 2)
+        const entries = [{ queue: 'f', partition, fromOffset, limit, maxBytes: 8 * 1024 * 1024 }]
+        const answer = await side.timed(`fetch ${limit} ${partition}`, 'log_fetch_v1', { tenant: 'fetch', entries })
+        if (answer.entries[0].frames.length !== limit) throw new Error(`${side.label}: fetch answered ${answer.entries[0].frames.length} of ${limit}`)
+      }
+    }
+  }
+}
+
 async function round(side: Side) {
+  if (ONLY === 'fetch') return fetchRound(side)
   if (ONLY === 'cell') {
     for (let i = 0; i < PER_ROUND; i++) await cellCycle(side, 1)
     for (let i = 0; i < PER_ROUND; i++) await cellCycle(side, 8)
@@ -198,6 +222,7 @@ async function main() {
       if (WIDE > 0) await popAck(side, 'warm', 'w', 1, null)
       if (WIDE > 0) await popAck(side, 'warm', 'w', 1, 'g1')
       if (ONLY === 'cell') await cellCycle(side, CELL_PARTITIONS)
+      if (ONLY === 'fetch') await fillFetch(side)
       await client.query('vacuum analyze')
       side.times.clear()
       side.frames.clear()

@@ -32,10 +32,16 @@ declare
   v_limit int;
   v_max_bytes bigint;
   v_bytes bigint;
-  v_frames jsonb;
+  v_items jsonb[];
   v_count int;
   v_next bigint;
-  r record;
+  v_seg record;
+  v_first bigint;
+  v_slice jsonb[];
+  v_frame jsonb;
+  v_offset bigint;
+  v_size bigint;
+  v_created text;
 begin
   if jsonb_typeof(p_entries) is distinct from 'array' then
     raise exception using errcode = 'QM400', message = 'entries: must be an array';
@@ -61,42 +67,55 @@ begin
     end if;
 
     v_from := greatest((v_entry ->> 'fromOffset')::bigint, v_part.log_start);
-    v_frames := '[]';
+    v_items := '{}';
     v_count := 0;
     v_bytes := 0;
     v_next := v_from;
-    if v_spent < c_request_budget then
-      -- From the segment holding v_from (the newest base at or below it), in offset order; the
-      -- loop stops early, so only the segments it reaches are detoasted.
-      for r in
-        select s.base_offset + o.i - 1 as frame_offset, s.created_at, o.f, octet_length(o.f::text) as size
-          from log_segments s
-          cross join lateral unnest(s.frames) with ordinality as o(f, i)
-         where s.partition_id = v_part.id
-           and s.base_offset >= coalesce((select max(base_offset) from log_segments
-                                           where partition_id = v_part.id and base_offset <= v_from), 0)
-           and s.base_offset + o.i - 1 >= v_from
-           and s.base_offset + o.i - 1 <= v_part.last_offset
-           and not exists (select 1 from log_tombstones t
-                            where t.partition_id = v_part.id and t.frame_offset = s.base_offset + o.i - 1)
-         order by s.base_offset, o.i
-      loop
-        exit when v_count > 0 and (v_bytes + r.size > v_max_bytes or v_spent + r.size > c_request_budget);
-        v_frames := v_frames || jsonb_build_array(jsonb_build_object(
-          'offset', r.frame_offset, 'id', r.f -> 'id', 'transactionId', r.f -> 'txn', 'traceId', r.f -> 'trace',
-          'producerSub', r.f -> 'sub', 'createdAt', _iso_us(r.created_at),
-          'enc', coalesce((r.f ->> 'enc')::boolean, false), 'data', r.f -> 'data'));
+    -- Segment by segment in offset order (the primary key's order, so nothing is sorted), each read
+    -- as one slice of its frames array: a page costs its own frames, whatever lies beyond it. The
+    -- loop stops early, so only the segments it reaches are detoasted.
+    <<segments>>
+    for v_seg in
+      select s.base_offset, s.created_at
+        from log_segments s
+       where s.partition_id = v_part.id
+         and s.base_offset >= coalesce((select max(base_offset) from log_segments
+                                         where partition_id = v_part.id and base_offset <= v_from), 0)
+         and s.base_offset <= v_part.last_offset
+       order by s.base_offset
+    loop
+      exit when v_spent >= c_request_budget or v_count >= v_limit;
+      v_first := greatest(v_from, v_seg.base_offset);
+      -- To the segment's end, not the page's: tombstoned frames in it do not count toward the limit.
+      -- The whole array is detoasted either way.
+      select s.frames[(v_first - s.base_offset + 1)::int : (least(s.last_offset, v_part.last_offset) - s.base_offset + 1)::int]
+        into v_slice
+        from log_segments s
+       where s.partition_id = v_part.id and s.base_offset = v_seg.base_offset;
+      v_created := _iso_us(v_seg.created_at);
+      v_offset := v_first - 1;
+      foreach v_frame in array coalesce(v_slice, '{}') loop
+        v_offset := v_offset + 1;
+        continue when exists (select 1 from log_tombstones t
+                               where t.partition_id = v_part.id and t.frame_offset = v_offset);
+        v_size := octet_length(v_frame::text)::bigint;
+        exit segments when v_count > 0 and (v_bytes + v_size > v_max_bytes or v_spent + v_size > c_request_budget);
+        -- Appending to a plpgsql array is amortised constant time; one jsonb array is built at the end.
+        v_items := v_items || jsonb_build_object(
+          'offset', v_offset, 'id', v_frame -> 'id', 'transactionId', v_frame -> 'txn', 'traceId', v_frame -> 'trace',
+          'producerSub', v_frame -> 'sub', 'createdAt', v_created,
+          'enc', coalesce((v_frame ->> 'enc')::boolean, false), 'data', v_frame -> 'data');
         v_count := v_count + 1;
-        v_bytes := v_bytes + r.size;
-        v_spent := v_spent + r.size;
-        v_next := r.frame_offset + 1;
-        exit when v_count >= v_limit;
+        v_bytes := v_bytes + v_size;
+        v_spent := v_spent + v_size;
+        v_next := v_offset + 1;
+        exit segments when v_count >= v_limit;
       end loop;
-    end if;
+    end loop;
 
     v_out := v_out || jsonb_build_array(jsonb_build_object(
       'queue', v_queue, 'partition', v_partition, 'logStart', v_part.log_start, 'lastOffset', v_part.last_offset,
-      'fromOffset', v_from, 'nextOffset', v_next, 'frames', v_frames));
+      'fromOffset', v_from, 'nextOffset', v_next, 'frames', to_jsonb(v_items)));
   end loop;
 
   return jsonb_build_object('entries', v_out);

@@ -38,9 +38,9 @@ interface QueueState {
   lastObject?: string
 }
 
-// 200, not fetch's 1000: a fetch page costs more than linearly in its length (log_fetch_v1 builds its
-// answer by repeated jsonb concatenation), measured ~1 ms/frame at 200 and ~3 ms/frame at 1000.
-const FETCH_LIMIT = 200
+// Fetch's own default page: log_fetch_v1 costs linearly in the frames it answers (about 20 µs of
+// backend CPU a frame, bench/micro.ts MICRO_ONLY=fetch), so a larger page only saves round trips.
+const FETCH_LIMIT = 1000
 const FETCH_MAX_BYTES = 4 * 1024 * 1024
 const MAX_FETCH_ENTRIES = 100
 const WRITE_CONCURRENCY = 8
