@@ -5,8 +5,9 @@
 -- Per partition of p_queue_id: hw, total and the backlog of one cursor. With p_group, that
 -- group's cursor (a missing row, or a group that never registered, owes the whole retained range:
 -- c = log_start). Without it, the worst cursor among the queue's registered groups: minimum c,
--- processing from that same row (ties to the larger), c = log_start for a registered group
--- without a row and for a queue with no registered groups.
+-- processing from that same row, c = log_start for a registered group without a row and for a
+-- queue with no registered groups. Groups tied on the worst cursor resolve to the one with the
+-- least leased: work one consumer could take now is ready, whatever another group has leased.
 --   pending = hw − c;  processing = live lease ? clamp(lease_to + 1 − c, 0, pending) : 0
 -- Returns: (partition_id, name, created_at, log_start, hw, head_at, c, pending, processing).
 -- Raises: nothing. STABLE. Clock: p_now decides which leases are live.
@@ -37,7 +38,7 @@ as $$
           union all
           select p.log_start, 0 where not exists (select 1 from groups)
         ) x
-       order by x.c, x.processing desc
+       order by x.c, x.processing
        limit 1
     ) w
    where p.queue_id = p_queue_id

@@ -122,7 +122,7 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     expect(await page.locator('[data-option=leaseTime]').textContent()).toBe('120')
     expect(await page.getByTestId('options').locator('tbody tr').count()).toBe(21)
     const depth = page.getByTestId('depth')
-    expect(await depth.locator('tbody tr').first().textContent()).toContain('queue mode')
+    expect(await depth.locator('tbody tr').first().textContent()).toContain('all consumers (worst cursor)')
 
     await page.getByRole('link', { name: 'Edit options' }).click()
     await page.waitForURL('**/console/queues/orders/edit')

@@ -131,6 +131,19 @@ describe('depth with ?group=', () => {
     expect((await get('/api/v1/resources/queues/grouped/depth?group=never')).body).toMatchObject({ pending: 10, partitionsPending: 1 })
   })
 
+  it('without a group, a tie on the worst cursor takes the consumer with work ready, not another group\'s lease', async () => {
+    // What the console showed: group `analytics` leased the partition's only message while queue
+    // mode, at the same cursor, had it ready (a queue-mode pop delivers it at once).
+    await fill('tied', 'asia', 1, 1)
+    await cursor('tied', 'asia', 0, [0, 0], 'analytics')
+    await cursor('tied', 'asia', 0)
+    expect((await get('/api/v1/resources/queues/tied/depth?group=analytics')).body).toMatchObject({ pending: 1, processing: 1, ready: 0 })
+    expect((await get('/api/v1/resources/queues/tied/depth?group=__QUEUE_MODE__')).body).toMatchObject({ pending: 1, processing: 0, ready: 1 })
+    expect((await get('/api/v1/resources/queues/tied/depth')).body).toMatchObject({ pending: 1, processing: 0, ready: 1, partitionsReady: 1 })
+    const popped = await app.json('GET', '/api/v1/pop/queue/tied?batch=1')
+    expect(popped.status).toBe(200)
+  })
+
   it('reports conflation as work depth for a conflating group', async () => {
     await fill('conflated', 'a', 5, 5)
     await fill('conflated', 'b', 3, 3)

@@ -47,11 +47,18 @@ interface Depth {
   partitionsPending: number
 }
 
+/**
+ * The queue's depth without a group (the worst cursor of all its consumers: what the listing and
+ * the metering figures show), then each consumer's own, queue mode included when it has popped.
+ */
 async function groupDepths(name: string): Promise<{ label: string; depth: Depth }[]> {
-  const groups = (await api<GroupSummary[]>('/api/v1/consumer-groups')).filter((g) => g.queueName === name && g.name !== QUEUE_MODE)
+  const groups = (await api<GroupSummary[]>('/api/v1/consumer-groups')).filter((g) => g.queueName === name)
   const base = '/api/v1/resources/queues/' + seg(name) + '/depth'
-  const [queueMode, ...named] = await Promise.all([api<Depth>(base), ...groups.map((g) => api<Depth>(base + '?group=' + seg(g.name)))])
-  return [{ label: 'queue mode (no group)', depth: queueMode }, ...groups.map((g, i) => ({ label: g.name, depth: named[i]! }))]
+  const [worst, ...own] = await Promise.all([api<Depth>(base), ...groups.map((g) => api<Depth>(base + '?group=' + seg(g.name)))])
+  return [
+    { label: 'all consumers (worst cursor)', depth: worst },
+    ...groups.map((g, i) => ({ label: g.name === QUEUE_MODE ? 'queue mode' : g.name, depth: own[i]! })),
+  ]
 }
 
 function optionValue(v: OptionValue): string {
