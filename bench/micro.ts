@@ -109,7 +109,7 @@ async function popAck(side: Side, key: string, queue: string, batch: number, gro
   if (bad > 0) throw new Error(`${side.label}: ${bad} acks refused`)
 }
 
-// MICRO_ONLY=push|pop|cell|fetch: time only those calls (the fill and first contact still run).
+// MICRO_ONLY=push|pop|cell|fetch|create: time only those calls (the fill and first contact still run).
 const ONLY = process.env.MICRO_ONLY
 /** The cell bench's queue: 8 partitions, group `workers`, messages pushed one a call and popped as they come. */
 const CELL_PARTITIONS = 8
@@ -157,8 +157,19 @@ async function fetchRound(side: Side) {
   }
 }
 
+/** Queues one bulk-create round makes in a single push (MICRO_CREATE), one frame each. */
+const CREATE = Number(process.env.MICRO_CREATE ?? 10_000)
+/** One push naming CREATE queues that do not exist yet, then the same push again (all found). */
+async function createRound(side: Side) {
+  const prefix = `bulk-${side.times.get('create')?.length ?? 0}-`
+  const items = Array.from({ length: CREATE }, (_, i) => item(i, `${prefix}${String(i).padStart(6, '0')}`, 'Default'))
+  await side.timed('create', 'log_push_v1', { tenant: 'create', items })
+  await side.timed('push to existing', 'log_push_v1', { tenant: 'create', items })
+}
+
 async function round(side: Side) {
   if (ONLY === 'fetch') return fetchRound(side)
+  if (ONLY === 'create') return createRound(side)
   if (ONLY === 'cell') {
     for (let i = 0; i < PER_ROUND; i++) await cellCycle(side, 1)
     for (let i = 0; i < PER_ROUND; i++) await cellCycle(side, 8)
