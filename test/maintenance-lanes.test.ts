@@ -30,13 +30,15 @@ async function stepAll(limit: number, now?: Date) {
   let next: string | null = null
   let steps = 0
   let processed = 0
+  const tokens: string[] = []
   do {
     const result: { processed: number; next: string | null } = await app.db.call('log_retained_bytes_step_v1', { next, limit, now })
     processed += result.processed
     next = result.next
+    if (next !== null) tokens.push(next)
     steps++
   } while (next !== null && steps < 1000)
-  return { steps, processed }
+  return { steps, processed, tokens }
 }
 
 describe('retained_bytes lane', () => {
@@ -86,6 +88,42 @@ describe('retained_bytes lane', () => {
     const snapshot = await app.database.sql(`select queue_id, segment_count, retained_bytes, dlq_total from queen.stats order by queue_id`)
     await stepAll(200_000)
     expect(await app.database.sql(`select queue_id, segment_count, retained_bytes, dlq_total from queen.stats order by queue_id`)).toEqual(snapshot)
+  })
+})
+
+describe('retained_bytes lane, a queue larger than a step', () => {
+  it('walks one queue over several steps, resuming mid-queue, and sums to the whole', async () => {
+    // 3 partitions of 30, 1 and 0 segments (the empty one made by a consumer-side cursor only).
+    for (let i = 0; i < 30; i++) await push(app, [{ queue: 'wide-bytes', partition: 'a', payload: { i, pad: 'z'.repeat(i * 10) } }])
+    await push(app, [{ queue: 'wide-bytes', partition: 'b', payload: 'b' }])
+    await push(app, [{ queue: 'narrow-bytes', payload: 1 }])
+    const [expected] = await app.database.sql<{ segments: number; bytes: number }>(
+      `select count(*)::int as segments, sum(pg_column_size(s.frames))::int as bytes
+         from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id
+        where q.name = 'wide-bytes'`,
+    )
+    expect(expected!.segments).toBe(31)
+    await app.database.sql(`update queen.stats set segment_count = 0, retained_bytes = 0`)
+    const [wide] = await app.database.sql<{ id: string }>(`select id from queen.queues where name = 'wide-bytes'`)
+    const walked = await stepAll(7)
+    // 31 segments, 2 partitions and the queue itself are 34 rows: the walk of this queue alone
+    // stops mid-queue at least four times, each resuming where the last stopped.
+    const midQueue = walked.tokens.filter((t) => t.startsWith('{')).map((t) => JSON.parse(t))
+    expect(midQueue.filter((t) => t.queue === wide!.id).length).toBeGreaterThanOrEqual(4)
+    expect(await statsOf('wide-bytes')).toMatchObject({ segments: 31, bytes: expected!.bytes, computed: true })
+    expect(await statsOf('narrow-bytes')).toMatchObject({ segments: 1, computed: true })
+  })
+
+  it('resumes after a queue deleted in the middle of its walk', async () => {
+    for (let i = 0; i < 10; i++) await push(app, [{ queue: 'doomed-bytes', partition: 'a', payload: i }])
+    const [doomed] = await app.database.sql<{ id: string }>(`select id from queen.queues where name = 'doomed-bytes'`)
+    // A token as a step leaves it mid-queue, then the queue goes away before the next step.
+    const token = JSON.stringify({ queue: doomed!.id, partition: null, base: -1, segments: 4, bytes: 100 })
+    await app.json('DELETE', '/api/v1/resources/queues/doomed-bytes')
+    const result: { processed: number; next: string | null } = await app.db.call('log_retained_bytes_step_v1', { next: token, limit: 200_000 })
+    expect(result.next).toBeNull()
+    const [after] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.queues where id > $1`, [doomed!.id])
+    expect(result.processed).toBe(after!.n)
   })
 })
 
