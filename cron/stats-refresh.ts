@@ -1,5 +1,6 @@
 // stats_refresh: the cached pending/processing numbers of queen.stats and the per-minute
-// queue_metrics, 500 queues per step, resuming after the last queue id. A pass ends
+// queue_metrics, steps of about 1 000 rows read (a queue and each of its partitions count one),
+// resuming after the last queue id. A pass ends
 // with a second stage: every tenant's pre-rendered `?stats=cached` listing is rendered again from
 // the fresh numbers, one tenant a step (its `next` is the tenant after LISTINGS, JSON-encoded so
 // the empty tenant of a tenant-less deployment is a position too).
@@ -10,7 +11,7 @@ const LISTINGS = 'listings:'
 export const statsRefresh: Lane = {
   name: 'stats_refresh',
   intervalMs: (config) => config.STATS_INTERVAL_MS,
-  defaultLimit: 500,
+  defaultLimit: 1000,
   step: async (db, { next, limit, now }): Promise<StepResult> => {
     if (next?.startsWith(LISTINGS)) {
       const position = next.slice(LISTINGS.length)

@@ -242,3 +242,35 @@ describe('lane step procedures', () => {
     }
   })
 })
+
+describe('stats_refresh lane', () => {
+  it('bounds a step by the rows it reads: queues and their partitions, never starting a queue past the limit', async () => {
+    for (let i = 0; i < 24; i++) await push(app, [{ queue: 'stats-wide', partition: `p${i}`, payload: i }])
+    for (let i = 0; i < 6; i++) await push(app, [{ queue: `stats-narrow-${i}`, payload: i }])
+    const limit = 10
+    let after: string | undefined
+    const stepStarts: Date[] = []
+    for (let step = 0; step < 1000; step++) {
+      // Each step's own clock, so the rows it wrote can be told apart by computed_at.
+      const now = new Date(Date.UTC(2031, 0, 1, 0, 0, step))
+      stepStarts.push(now)
+      const result: { processed: number; next: string | null } = await app.db.call('log_stats_refresh_step_v1', { after, limit, now })
+      if (result.next === null) break
+      after = result.next
+    }
+    const rows = await app.database.sql<{ at: Date; id: string; partitions: number }>(`
+      select s.computed_at as at, q.id, s.partition_count::int as partitions
+        from queen.stats s join queen.queues q on q.id = s.queue_id where s.computed_at >= '2031-01-01' order by q.id`)
+    const [all] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.queues`)
+    expect(rows).toHaveLength(all!.n)
+    const bySteps = new Map<number, { partitions: number }[]>()
+    for (const r of rows) bySteps.set(r.at.getTime(), [...(bySteps.get(r.at.getTime()) ?? []), r])
+    expect(bySteps.size).toBeGreaterThan(2)
+    for (const queues of bySteps.values()) {
+      // Everything before the step's last queue stayed under the limit; the last one may cross it.
+      const before = queues.slice(0, -1).reduce((sum, q) => sum + 1 + q.partitions, 0)
+      expect(before).toBeLessThan(limit)
+    }
+    expect(rows.find((r) => r.partitions === 24)).toBeDefined()
+  })
+})

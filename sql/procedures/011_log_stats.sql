@@ -329,17 +329,21 @@ create or replace trigger queues_stats_listing_renamed
   execute function queen._stats_listing_changed();
 
 -- log_stats_refresh_step_v1: one bounded step of the stats_refresh lane, or the whole of one tenant
--- for POST /api/v1/stats/refresh (p_tenant, design decision 41). For up to p_limit queues after
--- p_after (by id) it writes the group-less arithmetic into queen.stats and folds the deltas into
+-- for POST /api/v1/stats/refresh (p_tenant, design decision 41). For the queues after p_after (by
+-- id), as long as the rows read stay within p_limit (each queue counts one, and one more per
+-- partition, since the arithmetic and the lag probe read one cursor and one segment a partition),
+-- it writes the group-less arithmetic into queen.stats and folds the deltas into
 -- the current queue_metrics minute: pushed += Δhw_total, consumed += max(0, Δcommitted_total),
 -- dead_lettered = DLQ rows failed in that minute (the previous pass's minute recounted when a new
 -- minute began), pending/processing, and max_lag_seconds (the age of the frame at the worst cursor
 -- of the most lagging partition).
+-- A queue is always finished once begun (its figures and deltas are one consistent reading), so
+-- a step reads at most p_limit rows plus one queue's partitions; the first queue is always done.
 -- Returns: {"processed": n, "next": <last queue id> | null}. Idempotent: a repeat rewrites equal
 -- stats and adds zero deltas. Raises: nothing (lock_timeout backstop). Clock: p_now.
 create or replace function queen.log_stats_refresh_step_v1(
   p_after uuid default null,
-  p_limit integer default 500,
+  p_limit integer default 1000,
   p_tenant text default null,
   p_now timestamptz default null
 ) returns jsonb
@@ -351,6 +355,8 @@ declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_minute timestamptz := date_trunc('minute', v_now);
   v_count integer := 0;
+  v_rows bigint := 0::bigint;
+  v_full boolean := false;
   v_last uuid;
   r record;
 begin
@@ -377,8 +383,12 @@ begin
     -- A queue deleted since the scan began is skipped: the key-share lock waits for a deleting
     -- transaction (as the foreign-key check below would) and then finds no row, where the insert
     -- would have raised 23503 (a 500 of POST /stats/refresh racing a queue delete, found by the fuzzer).
+    v_rows := v_rows + 1 + r.partitions;
+    v_last := r.id;
+    v_full := p_tenant is null and v_rows >= greatest(p_limit, 1);
     perform 1 from queues where id = r.id for key share;
     if not found then
+      exit when v_full;
       continue;
     end if;
     insert into stats as s (queue_id, tenant_id, partition_count, total, pending, processing, hw_total, committed_total, computed_at)
@@ -412,7 +422,7 @@ begin
     end if;
 
     v_count := v_count + 1;
-    v_last := r.id;
+    exit when v_full;
   end loop;
 
   -- A whole tenant's refresh is a pass of its own: its listing, if it has one, shows it at once.
@@ -420,8 +430,7 @@ begin
     perform _stats_listing_render(p_tenant);
   end if;
 
-  return jsonb_build_object('processed', v_count,
-                            'next', case when p_tenant is null and v_count >= greatest(p_limit, 1) then v_last end);
+  return jsonb_build_object('processed', v_count, 'next', case when v_full then v_last end);
 end
 $$;
 
