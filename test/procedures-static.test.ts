@@ -81,7 +81,7 @@ describe('procedure headers (docs/procedures.md)', () => {
     const sets = clauses.slice(1)
     for (const line of sets) expect(line).toMatch(/^set \w+ = \S.*$/)
     if (sets[0] === 'set search_path = queen, pg_catalog') {
-      for (const line of sets.slice(1)) expect(line).toMatch(/^set (lock_timeout|plan_cache_mode|timezone) = /)
+      for (const line of sets.slice(1)) expect(line).toMatch(/^set (lock_timeout|plan_cache_mode|timezone|enable_seqscan) = /)
     } else {
       // Only an inlined SQL helper goes without: no SET clause at all, and its header says why.
       expect(clauses[0]).toMatch(/^language sql /)

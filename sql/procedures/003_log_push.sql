@@ -25,6 +25,11 @@ set search_path = queen, pg_catalog
 -- Generic plans: with custom plans PostgreSQL planned the push statement again on every call
 -- (~13 % of a 100-frame push's CPU in a perf profile), and no plan here depends on parameter values.
 set plan_cache_mode = force_generic_plan
+-- Every table here is reached by key. A plan made while queues and log_partitions were small (two
+-- rows at the last ANALYZE) probed them with a sequential scan per item, and one push naming
+-- 10 000 new queues then scanned the growing tables 20 000 times (49 s); the statistics catch up
+-- only after the push. Index probes cost the same at two rows and stay flat at millions.
+set enable_seqscan = off
 as $$
 declare
   v_pids uuid[];
@@ -326,6 +331,8 @@ create or replace function queen._log_create_targets(p_tenant text, p_items json
 returns void
 language plpgsql volatile
 set search_path = queen, pg_catalog
+-- Keyed probes whatever the last ANALYZE saw (_log_push says why).
+set enable_seqscan = off
 as $$
 declare
   v_names text[];
