@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createServer, type AddressInfo } from 'node:net'
 import { freePort } from '../src/db/embedded.js'
+import { freshDatabase } from './helpers/database.js'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'queen-start-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -121,5 +123,28 @@ describe('npm start with JWT_ENABLED', () => {
     expect(output).toContain('invalid configuration: JWT_PUBLIC_KEY')
     expect(output).not.toContain('bm90IGEga2V5')
     expect(output).not.toContain('listening')
+  }, 30_000)
+})
+
+describe('npm start on a port in use', () => {
+  // A user's second broker, or any other server, already holds the port: the start fails in one
+  // line that names PORT, without a stack trace, and exits non-zero.
+  it('prints one line naming PORT and exits 1, with no stack trace', async () => {
+    const database = await freshDatabase()
+    const holder = createServer()
+    await new Promise<void>((ready) => holder.listen(0, '127.0.0.1', ready))
+    const port = (holder.address() as AddressInfo).port
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' }
+      const child = spawn(DIRECT[0]!, DIRECT.slice(1), { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stderr = ''
+      child.stderr!.on('data', (d) => (stderr += String(d)))
+      const code = await new Promise<number | null>((done) => child.once('exit', (c) => done(c)))
+      expect(code).toBe(1)
+      expect(stderr.trim().split('\n'), stderr).toEqual([`Queen Edge cannot listen on 127.0.0.1:${port}: PORT ${port} is already in use; set PORT to a free port`])
+    } finally {
+      await new Promise<void>((done) => holder.close(() => done()))
+      await database.drop()
+    }
   }, 30_000)
 })
