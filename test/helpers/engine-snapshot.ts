@@ -26,3 +26,13 @@ export function snapshotDiff(before: Snapshot, after: Snapshot): string[] {
     .filter((k) => before[k] !== after[k])
     .map((k) => `${k}: ${before[k]} -> ${after[k]}`)
 }
+
+/**
+ * The next transaction id PostgreSQL will assign, cluster-wide. A request that stored anything
+ * took an id, so an unchanged value proves nothing was written, in one cheap query; a changed one
+ * (another writer may have moved it) sends the caller to the full snapshot.
+ */
+export async function nextTransactionId(database: TestDatabase): Promise<string> {
+  const [row] = await database.sql<{ next: string }>(`select pg_snapshot_xmax(pg_current_snapshot())::text as next`)
+  return row!.next
+}
