@@ -212,7 +212,7 @@ const bodyText = (schema: JsonSchema) =>
           return { body: new Uint8Array([...bytes.slice(0, quote + 1), 0xff, 0xc0, 0xaf, 0xed, 0xa0, 0x80, ...bytes.slice(quote + 1)]), notes }
         }
         case 'not-object':
-          return { body: ['[]', '"text"', 'null', '12', 'true', '[{}]'][Math.floor(cut * 6)]!, notes }
+          return { body: ['[]', '"text"', 'null', '12', 'true', '[{}]'][Math.min(Math.floor(cut * 6), 5)]!, notes }
         case 'empty':
           return { body: '', notes }
         case 'deep':
