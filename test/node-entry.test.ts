@@ -148,3 +148,31 @@ describe('npm start on a port in use', () => {
     }
   }, 30_000)
 })
+
+describe('npm start refusing what Node refuses before the app', () => {
+  // Node answers an over-long request line itself; src/node.ts gives that answer the envelope.
+  it('answers a 100 000-character URL 431 with the error envelope', async () => {
+    const database = await freshDatabase()
+    const port = await freePort()
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' }
+    const child = spawn(DIRECT[0]!, DIRECT.slice(1), { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout!.on('data', (d) => (output += String(d)))
+    child.stderr!.on('data', (d) => (output += String(d)))
+    const broker = { child, output: () => output, base: `http://127.0.0.1:${port}` }
+    try {
+      const deadline = Date.now() + 20_000
+      while ((await fetch(`${broker.base}/health`).catch(() => undefined))?.status !== 200) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`broker did not become healthy:\n${output}`)
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      const res = await fetch(`${broker.base}/api/v1/messages?queue=${'x'.repeat(100_000)}`)
+      expect(res.status).toBe(431)
+      expect(await res.json()).toEqual({ error: 'Request line and headers too large (the URL counts)', code: 'headers_too_large' })
+      expect((await fetch(`${broker.base}/health`)).status).toBe(200)
+    } finally {
+      expect(await stop(broker)).toBe(0)
+      await database.drop()
+    }
+  }, 40_000)
+})
