@@ -12,6 +12,8 @@ import type { AppEnv } from './http/env.js'
 import { routeGuard } from './http/guard.js'
 import { jwtAuthenticator } from './http/jwt.js'
 import { requestLog } from './http/request-log.js'
+import { allowedMethods } from './http/allowed-methods.js'
+import { urlLimit } from './http/url-limit.js'
 import type { PageDef } from './http/page.js'
 import type { RouteDef } from './http/route.js'
 import { describeError, type Logger } from './log.js'
@@ -70,6 +72,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.use(requestLog(log, metrics))
   app.use(cors(config.QUEEN_TENANCY_HEADER))
+  app.use(urlLimit)
   app.use(async (c, next) => {
     c.set('config', config)
     c.set('log', log)
@@ -81,7 +84,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next()
   })
 
-  for (const def of deps.pages ?? allPages()) app.get(def.path, def.handler)
+  const pages = deps.pages ?? allPages()
+  for (const def of pages) app.get(def.path, def.handler)
   const routerOf = placementRouters(deps, config.PLACEMENT_CACHE_TTL_MS)
   // After the guard, which settles the tenant: the request's database is its tenant's (one cache
   // read; a directory read once per TTL), chosen before the handler's one round trip.
@@ -92,11 +96,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('db', tenantDatabase(await router.forTenant(tenant), tenant))
     await next()
   }
-  for (const def of deps.routes ?? allRoutes(VERSION)) {
+  const routes = deps.routes ?? allRoutes(VERSION)
+  for (const def of routes) {
     app.on(def.method, def.path, routeGuard(def, config, authenticate), placeRequest, def.handler)
   }
 
-  app.notFound((c) => c.json({ error: 'Not found', code: 'not_found' }, 404))
+  // Hono reaches notFound for a path no route has and for a real path asked with another method.
+  const allowed = allowedMethods([...routes, ...pages.map((p) => ({ method: 'GET' as const, path: p.path }))])
+  app.notFound((c) => {
+    const methods = allowed(c.req.path)
+    if (methods.length === 0) return c.json({ error: 'Not found', code: 'not_found' }, 404)
+    return c.json({ error: `Method ${c.req.method} not allowed; use ${methods.join(', ')}`, code: 'method_not_allowed' }, 405, { Allow: methods.join(', ') })
+  })
 
   app.onError((error, c) => {
     const http = toHttpError(error)

@@ -111,6 +111,7 @@ export const VARIABLES = {
   MAX_BODY_BYTES: { schema: int(1024), default: { node: String(16 * MiB), workers: String(8 * MiB) }, meaning: 'request bodies above this are refused with 413' },
   MAX_FRAME_BYTES: { schema: int(1024), default: String(4 * MiB), meaning: 'largest stored frame (after encryption); larger push items are refused with 413' },
   MAX_PUSH_ITEMS: { schema: int(1, 1_000_000), default: '10000', meaning: 'most items one push may carry' },
+  MAX_ACK_ITEMS: { schema: int(1, 1_000_000), default: '10000', meaning: 'most acknowledgments one POST /api/v1/ack/batch may carry; more is 413' },
   POP_MAX_BYTES: { schema: int(1024), default: String(8 * MiB), meaning: 'byte budget of one pop, fetch or DLQ page (at least one frame is always returned)' },
   SINK_QUEUES: { schema: z.string().regex(/^[^,\s][^,]*(,[^,\s][^,]*)*$/, 'must be a comma-separated list of queue names'), meaning: 'Workers: queues the cron-triggered archive sink copies to the SINK_BUCKET R2 binding (unset: no sink; on Node run `npm run sink`)' },
   SINK_NAME: { schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters from A-Z a-z 0-9 . _ -'), default: 'archive', meaning: 'the archive sink\'s name: the queues\' retentionSinkHold and part of its kv pointer' },

@@ -5,6 +5,9 @@
 // procedure call per scrape, cached here for CLUSTER_TTL_MS).
 import type { PoolStats } from './db/database.js'
 import { uuidv7 } from './ids.js'
+import { ACK_STATUSES } from './messages/ack-statuses.js'
+
+const KNOWN_ACK_STATUSES: ReadonlySet<string> = new Set(ACK_STATUSES)
 
 /** Prometheus buckets of queen_http_request_duration_seconds (Prometheus's default buckets plus 30 s, the longest long poll). */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const
@@ -138,7 +141,10 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
         // queen_acks_total{outcome="error"}.
         if (item.status === 'failed') counters.failedAcks++
         if (item.dlq) counters.deadLettered++
-        const key = `${item.status}\u0000${item.success ? 'ok' : 'error'}`
+        // A client chooses the status text: counted under its own name only when the engine knows
+        // it, else as `invalid`, so the series (and this map) cannot grow with what clients send.
+        const status = KNOWN_ACK_STATUSES.has(item.status) ? item.status : 'invalid'
+        const key = `${status}\u0000${item.success ? 'ok' : 'error'}`
         ackTotals.set(key, (ackTotals.get(key) ?? 0) + 1)
       }
     },

@@ -16,6 +16,8 @@ import { loadStaticKeys } from './http/jwt-keys.js'
 import { createLogger, describeError } from './log.js'
 import { createPopWaker } from './pop-waker.js'
 import { startLaneTimers } from '../cron/node-timers.js'
+import type { Server } from 'node:http'
+import { answerClientErrors } from './node-client-errors.js'
 
 async function main(): Promise<void> {
   let config: Config
@@ -86,7 +88,14 @@ async function main(): Promise<void> {
     if (applied.length) console.log(`Applied migrations: ${applied.join(', ')}`)
   })
 
+  answerClientErrors(server as Server)
+
   let stopping = false
+  const stopAll = async () => {
+    await Promise.all(lanes.map((l) => l.stop()))
+    await databases.close()
+    await embedded?.stop()
+  }
   const shutdown = async (signal: string) => {
     if (stopping) return
     stopping = true
@@ -95,14 +104,28 @@ async function main(): Promise<void> {
     // out MAX_POP_WAIT_MS for them; close() then stops accepting and resolves once in-flight requests have answered.
     popWaker.close()
     await new Promise<void>((done) => server.close(() => done()))
-    await Promise.all(lanes.map((l) => l.stop()))
-    await databases.close()
-    await embedded?.stop()
+    await stopAll()
     process.exit(0)
   }
+  // A port that cannot be bound is a configuration mistake: one line naming PORT (and HOST), no
+  // stack trace, the embedded PostgreSQL stopped, and a non-zero exit for the supervisor.
+  server.once('error', (error: NodeJS.ErrnoException) => {
+    if (stopping) return
+    stopping = true
+    console.error(listenFailure(error, config.HOST, config.PORT))
+    void stopAll().finally(() => process.exit(1))
+  })
   process.on('SIGINT', () => void shutdown('SIGINT'))
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('unhandledRejection', (error) => log.error('unhandled rejection', describeError(error)))
+}
+
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): string {
+  const where = `${host}:${port}`
+  if (error.code === 'EADDRINUSE') return `Queen Edge cannot listen on ${where}: PORT ${port} is already in use; set PORT to a free port`
+  if (error.code === 'EACCES') return `Queen Edge cannot listen on ${where}: PORT ${port} needs privileges this process lacks; set PORT above 1023`
+  if (error.code === 'EADDRNOTAVAIL') return `Queen Edge cannot listen on ${where}: HOST ${host} is not an address of this machine`
+  return `Queen Edge cannot listen on ${where} (PORT, HOST): ${error.message}`
 }
 
 main().catch((error) => {

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createServer, type AddressInfo } from 'node:net'
 import { freePort } from '../src/db/embedded.js'
+import { freshDatabase } from './helpers/database.js'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'queen-start-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -122,4 +124,55 @@ describe('npm start with JWT_ENABLED', () => {
     expect(output).not.toContain('bm90IGEga2V5')
     expect(output).not.toContain('listening')
   }, 30_000)
+})
+
+describe('npm start on a port in use', () => {
+  // A user's second broker, or any other server, already holds the port: the start fails in one
+  // line that names PORT, without a stack trace, and exits non-zero.
+  it('prints one line naming PORT and exits 1, with no stack trace', async () => {
+    const database = await freshDatabase()
+    const holder = createServer()
+    await new Promise<void>((ready) => holder.listen(0, '127.0.0.1', ready))
+    const port = (holder.address() as AddressInfo).port
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' }
+      const child = spawn(DIRECT[0]!, DIRECT.slice(1), { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stderr = ''
+      child.stderr!.on('data', (d) => (stderr += String(d)))
+      const code = await new Promise<number | null>((done) => child.once('exit', (c) => done(c)))
+      expect(code).toBe(1)
+      expect(stderr.trim().split('\n'), stderr).toEqual([`Queen Edge cannot listen on 127.0.0.1:${port}: PORT ${port} is already in use; set PORT to a free port`])
+    } finally {
+      await new Promise<void>((done) => holder.close(() => done()))
+      await database.drop()
+    }
+  }, 30_000)
+})
+
+describe('npm start refusing what Node refuses before the app', () => {
+  // Node answers an over-long request line itself; src/node.ts gives that answer the envelope.
+  it('answers a 100 000-character URL 431 with the error envelope', async () => {
+    const database = await freshDatabase()
+    const port = await freePort()
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'warn' }
+    const child = spawn(DIRECT[0]!, DIRECT.slice(1), { cwd: new URL('..', import.meta.url), env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout!.on('data', (d) => (output += String(d)))
+    child.stderr!.on('data', (d) => (output += String(d)))
+    const broker = { child, output: () => output, base: `http://127.0.0.1:${port}` }
+    try {
+      const deadline = Date.now() + 20_000
+      while ((await fetch(`${broker.base}/health`).catch(() => undefined))?.status !== 200) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`broker did not become healthy:\n${output}`)
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      const res = await fetch(`${broker.base}/api/v1/messages?queue=${'x'.repeat(100_000)}`)
+      expect(res.status).toBe(431)
+      expect(await res.json()).toEqual({ error: 'Request line and headers too large (the URL counts)', code: 'headers_too_large' })
+      expect((await fetch(`${broker.base}/health`)).status).toBe(200)
+    } finally {
+      expect(await stop(broker)).toBe(0)
+      await database.drop()
+    }
+  }, 40_000)
 })

@@ -1,8 +1,9 @@
 // Request bodies, by the route's body class (docs/routes.md): the size cap is enforced while
 // reading (so a huge body is never buffered whole), JSON is parsed regardless of Content-Type, and
-// U+0000 is refused anywhere in the document because PostgreSQL text cannot store it and such
-// input must never reach SQL.
+// what PostgreSQL cannot store or a recursive reader cannot walk is refused before any handler
+// sees it (storable-json.ts, docs/limits.md).
 import { HttpError, badRequest } from '../errors.js'
+import { checkStorableJson } from './storable-json.js'
 import type { BodyClass } from './route.js'
 
 export function tooLarge(limit: number): HttpError {
@@ -62,29 +63,6 @@ export async function readJsonBody(request: Request, bodyClass: Exclude<BodyClas
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw badRequest('Request body must be a JSON object')
   }
-  // JSON text cannot carry a raw U+0000 (JSON.parse refuses control characters), only the escape
-  // \u0000; without one, no string or key of the document holds it and the walk is skipped.
-  const nul = text.includes('\\u0000') ? findNul(value, '') : null
-  if (nul !== null) throw badRequest(`${nul || 'body'} must not contain U+0000`)
+  checkStorableJson(text, value)
   return value as Record<string, unknown>
-}
-
-/** The path of the first string (or key) holding U+0000, or null. Iterative: payloads can nest deeply. */
-function findNul(root: unknown, rootPath: string): string | null {
-  const stack: [unknown, string][] = [[root, rootPath]]
-  while (stack.length > 0) {
-    const [value, path] = stack.pop()!
-    if (typeof value === 'string') {
-      if (value.includes('\u0000')) return path
-    } else if (Array.isArray(value)) {
-      value.forEach((item, i) => stack.push([item, `${path}[${i}]`]))
-    } else if (typeof value === 'object' && value !== null) {
-      for (const [key, item] of Object.entries(value)) {
-        const at = path ? `${path}.${key}` : key
-        if (key.includes('\u0000')) return at
-        stack.push([item, at])
-      }
-    }
-  }
-  return null
 }

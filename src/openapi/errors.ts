@@ -19,12 +19,13 @@ export const ERROR_SCHEMA = {
 } as const
 
 const RESPONSES = {
-  BadRequest: 'Invalid request: `invalid_json`, `invalid_request` (the message names the field), `tenant_required`, `invalid_tenant`.',
+  BadRequest: 'Invalid request: `invalid_json`, `invalid_request` (the message names the field; also U+0000 or a lone UTF-16 surrogate anywhere, or a body nested deeper than 128, docs/limits.md), `tenant_required`, `invalid_tenant`.',
   Unauthenticated: 'No or bad credentials (`unauthenticated`, `invalid_token`) when JWT authentication is on.',
   Forbidden: 'No role of the token is accepted (`forbidden`), or the token is bound to another tenant (`tenant_forbidden`).',
   NotFound: 'The route requires a resource that does not exist (`queue_not_found`, `partition_not_found`, `message_not_found`, `key_not_found`) or no route matches (`not_found`).',
   Conflict: 'The message is not in the state the action needs (`not_in_dlq`, `already_in_dlq`), or the one-parameter form is ambiguous (`ambiguous_transaction` with `partitions`, `ambiguous_consumer_group` with `consumerGroups`).',
   PayloadTooLarge: 'The body is over MAX_BODY_BYTES, or a push holds too many or too large items (`payload_too_large`).',
+  UriTooLong: 'The URL (path and query) is over 8 192 characters (`uri_too_long`, docs/limits.md).',
   Unavailable: 'Database unreachable or overloaded (`db_unavailable`, with Retry-After), or push maintenance (`maintenance`).',
   Internal: 'Unexpected failure (`internal`); never carries SQL, driver messages or stack traces.',
 } as const
@@ -47,6 +48,7 @@ export function errorResponses(spec: RouteSpec): Record<string, unknown> {
     ...(spec.path.includes(':') ? { '404': ref('NotFound') } : {}),
     ...(/\/(retry|dlq)$/.test(spec.path) ? { '409': ref('Conflict') } : {}),
     ...(spec.body !== 'none' ? { '413': ref('PayloadTooLarge') } : {}),
+    '414': ref('UriTooLong'),
     '500': ref('Internal'),
     '503': ref('Unavailable'),
   }

@@ -4,6 +4,7 @@
 import type { Context } from 'hono'
 import { z } from 'zod'
 import type { AckItemArg, AckItemResult } from '../db/procedures.js'
+import { HttpError } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { queenText, sentence, worded } from '../http/validate.js'
@@ -35,6 +36,18 @@ export const ackBatchBody = worded(
   sentence,
 )
 
+/**
+ * The batch size cap (MAX_ACK_ITEMS, configuration), on the raw body before the schema so a huge
+ * batch is refused before any item is looked at, like push's item count.
+ */
+function checkAckCount(c: Context<AppEnv>, raw: Record<string, unknown>): void {
+  const items = raw.acknowledgments
+  const limit = c.get('config').MAX_ACK_ITEMS
+  if (Array.isArray(items) && items.length > limit) {
+    throw new HttpError(413, 'payload_too_large', `Too many acknowledgments: ${items.length} (limit ${limit} per batch)`)
+  }
+}
+
 /** Counts the items for the process metrics (by requested status and outcome) and passes them on. */
 function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckItemResult[]): AckItemResult[] {
   c.get('metrics').acked(results.map((r) => ({ status: acks[r.index]?.status ?? 'completed', success: r.success, dlq: r.dlq })))
@@ -44,7 +57,7 @@ function observed(c: Context<AppEnv>, acks: readonly AckItemArg[], results: AckI
 const spec = { method: 'POST', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'required' } as const
 
 export const ackRoutes = [
-  route({ ...spec, path: '/api/v1/ack/batch', summary: 'Settle many messages; per-item results', request: { body: ackBatchBody } }, async (c, { body }) => {
+  route({ ...spec, path: '/api/v1/ack/batch', summary: 'Settle many messages; per-item results', request: { body: ackBatchBody, admit: checkAckCount } }, async (c, { body }) => {
     const { consumerGroup } = body
     const acks = body.acknowledgments.map((item, i) => {
       const ack = ackArg(item, i)

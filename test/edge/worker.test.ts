@@ -176,6 +176,22 @@ describe('the worker in workerd', () => {
     }
   })
 
+  it('refuses the front door\'s client mistakes (lone surrogates, deep nesting, long URLs, wrong methods) as Node does', async () => {
+    const post = (body: string): RequestInit => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } })
+    const cases: [string, RequestInit | undefined, number][] = [
+      ['/api/v1/push', post('{"items":[{"queue":"edge-fd","payload":{"note":"\\ud800"}}]}'), 400],
+      ['/api/v1/push', post(`{"items":[{"queue":"edge-fd","payload":${'['.repeat(5000)}${']'.repeat(5000)}}]}`), 400],
+      [`/api/v1/messages?queue=${'x'.repeat(9000)}`, undefined, 414],
+      ['/api/v1/push', { method: 'GET' }, 405],
+      ['/api/v1/kv/some-key', { method: 'PATCH' }, 405],
+    ]
+    for (const [path, init, status] of cases) {
+      const viaWorker = await edge.fetch(path, init)
+      expect(viaWorker.status, `${init?.method ?? 'GET'} ${path.slice(0, 60)}`).toBe(status)
+      expect(viaWorker, `${init?.method ?? 'GET'} ${path.slice(0, 60)}`).toEqual(await answer(await node.request(path, init)))
+    }
+  })
+
   it('pushes, pops and acks through the worker bundle', async () => {
     const post = (path: string, body: unknown) => edge.fetch(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
     const pushed = await post('/api/v1/push', { items: [{ queue: 'edge-smoke', payload: { n: 1 }, transactionId: 'e1' }, { queue: 'edge-smoke', payload: null }] })

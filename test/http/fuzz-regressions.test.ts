@@ -55,3 +55,30 @@ it('answers POST /stats/refresh 200 when a queue it is refreshing is deleted mea
     await deleter.end()
   }
 })
+
+// Found by test/openapi-fuzz.test.ts on the main of 2026-12-06: a lone UTF-16 surrogate in a JSON
+// key deep inside a kv value or a trace's data reached PostgreSQL's jsonb parser (22P02) as a 500.
+it('refuses a lone surrogate in a key inside a kv value or trace data with 400, writing nothing', async () => {
+  const before = await writtenRows(app)
+  const [kvBefore] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.kv`)
+  const cases: [string, string, string, string][] = [
+    ['PUT', '/api/v1/kv/fz-lone', '{"value":{"\\ud800":1,"id":2}}', 'value.\ud800'],
+    ['POST', '/api/v1/traces', '{"partitionId":"0190b7a5-0000-7000-8000-000000000000","transactionId":"t","traceNames":["a"],"data":{"\\udfff":"x"}}', 'data.\udfff'],
+  ]
+  for (const [method, path, body, field] of cases) {
+    const res = await app.json(method, path, body)
+    expect(res.status, path).toBe(400)
+    expect(res.body, path).toEqual({ error: `${field} must not contain a lone UTF-16 surrogate`, code: 'invalid_request' })
+  }
+  expect(await writtenRows(app)).toEqual(before)
+  expect((await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.kv`))[0]).toEqual(kvBefore)
+})
+
+// Issue #37: a payload nested 5 000 deep overflowed the stack of JSON.stringify in the push route.
+it('refuses a push payload nested 5 000 levels deep with 400, writing nothing', async () => {
+  const before = await writtenRows(app)
+  const res = await app.json('POST', '/api/v1/push', `{"items":[{"queue":"fz-deep","payload":${'['.repeat(5000)}${']'.repeat(5000)}}]}`)
+  expect(res.status).toBe(400)
+  expect(res.body.code).toBe('invalid_request')
+  expect(await writtenRows(app)).toEqual(before)
+})

@@ -18,10 +18,12 @@ describe('routing and the envelope', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
   })
 
-  it('answers a registered path with a method it does not serve 404', async () => {
+  // Issue #37 changed this from 404: the path exists, so the client is told which methods it takes.
+  it('answers a registered path with a method it does not serve 405 with Allow', async () => {
     const res = await app.json('DELETE', '/health')
-    expect(res.status).toBe(404)
-    expect(res.body.code).toBe('not_found')
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('GET, HEAD')
+    expect(res.body.code).toBe('method_not_allowed')
   })
 
   it('answers OPTIONS on any path 204 with CORS and no body, before any check', async () => {
