@@ -339,6 +339,9 @@ declare
   v_held bigint;
 begin
   select array_agg(distinct e->>'queue' order by e->>'queue') into v_names from jsonb_array_elements(p_items) e;
+  if v_names is null then
+    return; -- no items: nothing to create (the loop below would never see every name held)
+  end if;
   loop
     insert into queues (tenant_id, name, namespace, task)
     select p_tenant, n, _derive_namespace(n), _derive_task(n)

@@ -62,3 +62,11 @@ describe('queue lookups', () => {
     expect(counts).toEqual({ queues: '4000', partitions: '4000', frames: '5000' })
   })
 })
+
+describe('creating no targets', () => {
+  it('a transaction whose push names no items answers at once (the set-based create must not wait for names it was never given)', async () => {
+    const res = await app.json('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: [] })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ success: true })
+  })
+})
