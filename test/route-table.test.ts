@@ -37,8 +37,10 @@ POST /api/v1/transaction | RW A | required
 POST /api/v1/lease/:leaseId/extend | RW A | optional
 GET /api/v1/messages | R RW A | none
 GET /api/v1/messages/:partitionId/:transactionId | R RW A | none
-DELETE /api/v1/messages/:partitionId/:transactionId | A | none
+DELETE /api/v1/messages/:partitionId/:transactionId | RW A | none
 GET /api/v1/dlq | R RW A | none
+DELETE /api/v1/dlq | A | none
+POST /api/v1/dlq/:id/replay | RW A | optional
 POST /api/v1/traces | RW A | required
 GET /api/v1/traces/names | R RW A | none
 GET /api/v1/traces/by-name/:name | R RW A | none

@@ -6,6 +6,7 @@
 import type { Procedure } from './procedure.js'
 import { ackFamily } from './procedures/ack.js'
 import { adminMessagesFamily } from './procedures/admin-messages.js'
+import { dlqFamily } from './procedures/dlq.js'
 import { adminQueuesFamily } from './procedures/admin-queues.js'
 import { analyticsFamily } from './procedures/analytics.js'
 import { configureFamily } from './procedures/configure.js'
@@ -67,6 +68,7 @@ export const families = {
   status: statusFamily,
   system: systemFamily,
   'admin-messages': adminMessagesFamily,
+  dlq: dlqFamily,
   'admin-queues': adminQueuesFamily,
   streams: streamsFamily,
   sink: sinkFamily,
@@ -96,6 +98,7 @@ export const procedures = {
   ...statusFamily,
   ...systemFamily,
   ...adminMessagesFamily,
+  ...dlqFamily,
   ...adminQueuesFamily,
   ...streamsFamily,
   ...sinkFamily,

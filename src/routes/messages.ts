@@ -1,7 +1,9 @@
-// Message reads and admin delete (design decision 43): a listing without payloads, the detail of one
-// key with its payload decrypted, and delete by tombstone. One procedure call each.
+// Message reads and the dead-letter delete: a listing without payloads, the detail of one key with
+// its payload decrypted, and the delete of an address's dead-letter rows (a live message is never
+// deleted: docs/admin-messages.md). One procedure call each.
 import { z } from 'zod'
 import { INT_MAX, instant, qInt, qOneOf, qString } from '../http/query-schema.js'
+import { HttpError } from '../errors.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { isUuid } from '../ids.js'
 import { reveal } from '../reveal.js'
@@ -56,10 +58,18 @@ export const messageRoutes = [
     return c.json({ ...rest, payload: opened!.data, isEncrypted, ...(opened!.decryptError ? { decryptError: opened!.decryptError } : {}) })
   }),
 
-  route({ method: 'DELETE', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'Delete one message (tombstone)', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c, { params }) => {
+  // Nothing to delete, a malformed partition id included, is a 404, so a caller that ignores the body
+  // never reads a no-op as a deletion.
+  route({ method: 'DELETE', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'Delete the dead-letter rows of one message', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'none' }, async (c, { params }) => {
     const { wellFormed, ...key } = keyOf(params)
-    // A malformed id deletes nothing, like an unknown one: the cleanup idiom answers 200.
-    if (!wellFormed) return c.json({ success: false, ...key, deleted: 0, message: 'Message not found' })
-    return c.json(await c.get('db').call('log_message_delete_v1', key))
+    const answer = wellFormed ? await c.get('db').call('log_message_delete_v1', key) : null
+    if (!answer || answer.deleted === 0) {
+      throw new HttpError(404, 'message_not_found', 'Message not found', {
+        success: false,
+        ...key,
+        message: 'No dead-letter row for this address. Live messages live in immutable segments and cannot be deleted',
+      })
+    }
+    return c.json(answer)
   }),
 ]

@@ -51,7 +51,9 @@ const deleted = z.object({ success: z.boolean(), partitionId: z.string(), transa
 const dlqRow = z.looseObject({
   enc: z.boolean(),
   data: z.unknown(),
+  /** The dead-letter row's id: what POST /api/v1/dlq/:id/replay takes. */
   id: z.string(),
+  messageId: z.string(),
   queue: z.string(),
   offset,
   failedAt: instant,
@@ -77,7 +79,7 @@ export const messagesFamily = defineFamily({
     transactionId: 'text',
     now: 'timestamptz',
   }).returns(verbatim(messageDetail)),
-  /** Admin delete by tombstone: every retained frame of the key, and its DLQ rows. */
+  /** Deletes the dead-letter rows of an address (every group's); a live message is never deleted. */
   log_message_delete_v1: tenantScoped<{ tenant: string; partitionId: string; transactionId: string }>({
     tenant: 'text',
     partitionId: 'uuid',

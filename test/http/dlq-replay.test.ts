@@ -1,0 +1,134 @@
+// POST /api/v1/dlq/:id/replay (the move of one dead-letter row by id, in place or to another
+// queue or partition) and DELETE /api/v1/dlq (the bulk purge of one queue's rows), over rows that
+// really went through push, pop and a failed ack.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { testApp, type TestApp } from '../helpers/app.js'
+import { ack, acksOf, pop, push, writtenRows } from '../helpers/engine.js'
+
+let app: TestApp
+let tenanted: TestApp
+beforeAll(async () => {
+  app = await testApp()
+  tenanted = await testApp({ database: app.database, env: { QUEEN_TENANCY_HEADER: 'X-Queen-Tenant' } })
+})
+afterAll(async () => {
+  await tenanted.close()
+  await app.close()
+})
+
+const dlqOf = async (queue: string) => (await app.json('GET', `/api/v1/dlq?queue=${queue}`)).body.messages as { id: string; consumerGroup: string; transactionId: string }[]
+
+/** `n` messages of `queue` dead-lettered by each of `groups` (queue mode when none is named). */
+async function deadLettered(queue: string, n: number, groups: (string | undefined)[] = [undefined]) {
+  await app.json('POST', '/api/v1/configure', { queue, options: { retryLimit: 0 } })
+  await push(app, Array.from({ length: n }, (_, i) => ({ queue, partition: 'p', payload: { i }, transactionId: `${queue}-${i}` })))
+  for (const group of groups) {
+    const popped = await pop(app, queue, { batch: n, wait: false, ...(group ? { consumerGroup: group, subscriptionMode: 'all' } : {}) })
+    await ack(app, acksOf(popped.messages, 'failed', { error: 'boom' }), group)
+  }
+  return dlqOf(queue)
+}
+
+describe('POST /api/v1/dlq/:id/replay', () => {
+  it('moves the row in place with no body: the same answer fields as retry, and only that row goes', async () => {
+    const rows = await deadLettered('rp-place', 1, ['a', 'b'])
+    const target = rows.find((r) => r.consumerGroup === 'a')!
+    const res = await app.json('POST', `/api/v1/dlq/${target.id}/replay`)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      success: true,
+      result: 'moved',
+      queue: 'rp-place',
+      partition: 'p',
+      consumerGroup: 'a',
+      dlqId: target.id,
+      originalTransactionId: 'rp-place-0',
+      replayedAs: { index: 0, transaction_id: `dlq:${target.id}`, queueName: 'rp-place', status: 'queued', offset: 1 },
+      dlqRowRemoved: true,
+    })
+    expect((await dlqOf('rp-place')).map((r) => r.consumerGroup)).toEqual(['b'])
+    expect(await app.json('POST', `/api/v1/dlq/${target.id}/replay`, {})).toMatchObject({
+      status: 404,
+      body: { success: false, result: 'gone', dlqId: target.id, error: 'Message not found', code: 'message_not_found' },
+    })
+  })
+
+  it('moves to another queue and partition, creating them, and keeps the partition name when only the queue is named', async () => {
+    const [first, second] = await deadLettered('rp-src', 2)
+    const moved = await app.json('POST', `/api/v1/dlq/${first!.id}/replay`, { queue: ' rp-dest ', partition: 'p9' })
+    expect(moved).toMatchObject({ status: 200, body: { result: 'moved', queue: 'rp-dest', partition: 'p9', replayedAs: { queueName: 'rp-dest', offset: 0 } } })
+    const kept = await app.json('POST', `/api/v1/dlq/${second!.id}/replay`, { queue: 'rp-dest' })
+    expect(kept).toMatchObject({ status: 200, body: { queue: 'rp-dest', partition: 'p' } })
+    const popped = await pop(app, 'rp-dest', { batch: 10, wait: false }, 'p9')
+    expect(popped.messages.map((m) => [m.transactionId, m.data])).toEqual([[`dlq:${first!.id}`, { i: 1 }]])
+    expect(await dlqOf('rp-src')).toEqual([])
+  })
+
+  it('refuses an encryption mismatch between the copy and the destination with 409, writing nothing', async () => {
+    const encrypted = testApp({ database: app.database, env: { QUEEN_ENCRYPTION_KEY: 'e'.repeat(64) } })
+    const enc = await encrypted
+    try {
+      await enc.json('POST', '/api/v1/configure', { queue: 'rp-sealed', options: { retryLimit: 0, encryptionEnabled: true } })
+      await enc.json('POST', '/api/v1/push', { items: [{ queue: 'rp-sealed', payload: { s: 1 } }] })
+      const popped = await pop(enc, 'rp-sealed', { wait: false })
+      await ack(enc, acksOf(popped.messages, 'failed'))
+      const [row] = await dlqOf('rp-sealed')
+      const before = await writtenRows(app)
+      expect(await enc.json('POST', `/api/v1/dlq/${row!.id}/replay`, { queue: 'rp-plain' })).toMatchObject({
+        status: 409,
+        body: { code: 'encryption_mismatch', result: 'encryption_mismatch', dlqRowRemoved: false },
+      })
+      expect(await writtenRows(app)).toEqual(before)
+      // In place, the flags agree.
+      expect(await enc.json('POST', `/api/v1/dlq/${row!.id}/replay`)).toMatchObject({ status: 200, body: { result: 'moved' } })
+      expect((await pop(enc, 'rp-sealed', { wait: false })).messages.map((m) => m.data)).toEqual([{ s: 1 }])
+    } finally {
+      await enc.close()
+    }
+  })
+
+  it('answers 503 under push maintenance and 404 for an unknown, malformed or foreign id; bad bodies are 400; nothing is written', async () => {
+    const [row] = await deadLettered('rp-refuse', 1)
+    const before = await writtenRows(app)
+    await app.json('POST', '/api/v1/system/maintenance', { enabled: true })
+    try {
+      expect(await app.json('POST', `/api/v1/dlq/${row!.id}/replay`)).toMatchObject({ status: 503, body: { result: 'maintenance', code: 'maintenance', dlqRowRemoved: false } })
+    } finally {
+      await app.json('POST', '/api/v1/system/maintenance', { enabled: false })
+    }
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+      expect(await app.json('POST', `/api/v1/dlq/${id}/replay`)).toMatchObject({ status: 404, body: { result: 'gone', dlqId: id } })
+    }
+    expect(await tenanted.json('POST', `/api/v1/dlq/${row!.id}/replay`, {}, { 'x-queen-tenant': 'acme' })).toMatchObject({ status: 404, body: { result: 'gone' } })
+    for (const body of [{ queue: '   ' }, { partition: '' }, { queue: 7 }, { queue: 'x'.repeat(256) }]) {
+      expect(await app.json('POST', `/api/v1/dlq/${row!.id}/replay`, body), JSON.stringify(body)).toMatchObject({ status: 400, body: { code: 'invalid_request' } })
+    }
+    expect(await writtenRows(app)).toEqual(before)
+    expect(await dlqOf('rp-refuse')).toHaveLength(1)
+  })
+})
+
+describe('DELETE /api/v1/dlq', () => {
+  it("purges one queue's rows, or one group's of it, and no other queue's", async () => {
+    await deadLettered('pg-a', 2, ['x', 'y'])
+    await deadLettered('pg-b', 1)
+    expect(await app.json('DELETE', '/api/v1/dlq?queue=pg-a&consumerGroup=x')).toMatchObject({
+      status: 200,
+      body: { success: true, deleted: 2, queue: 'pg-a', consumerGroup: 'x' },
+    })
+    expect((await dlqOf('pg-a')).map((r) => r.consumerGroup)).toEqual(['y', 'y'])
+    expect(await app.json('DELETE', '/api/v1/dlq?queue=pg-a')).toMatchObject({ status: 200, body: { deleted: 2, consumerGroup: null } })
+    expect(await app.json('DELETE', '/api/v1/dlq?queue=pg-a')).toMatchObject({ status: 200, body: { deleted: 0 } })
+    expect(await dlqOf('pg-b')).toHaveLength(1)
+  })
+
+  it('requires the queue (400, nothing deleted) and stays inside the tenant', async () => {
+    await deadLettered('pg-keep', 1)
+    const before = await writtenRows(app)
+    for (const path of ['/api/v1/dlq', '/api/v1/dlq?queue=', '/api/v1/dlq?consumerGroup=x']) {
+      expect(await app.json('DELETE', path), path).toMatchObject({ status: 400, body: { error: 'queue is required', code: 'invalid_request' } })
+    }
+    expect(await tenanted.json('DELETE', '/api/v1/dlq?queue=pg-keep', undefined, { 'x-queen-tenant': 'acme' })).toMatchObject({ status: 200, body: { deleted: 0 } })
+    expect(await writtenRows(app)).toEqual(before)
+  })
+})
