@@ -63,6 +63,10 @@ GET /api/v1/status/buffers | R RW A | none
 GET /api/v1/analytics/queue-ops | R RW A | none
 GET /api/v1/analytics/queue-lag | R RW A | none
 GET /api/v1/analytics/retention | R RW A | none
+GET /api/v1/analytics/workload | R RW A | none
+GET /api/v1/analytics/dlq-signatures | R RW A | none
+GET /api/v1/analytics/partition-liveness | R RW A | none
+GET /status | R RW A | none
 GET /api/v1/analytics/system-metrics | A | none
 GET /api/v1/analytics/worker-metrics | A | none
 GET /api/v1/analytics/queue-parked-replicas | A | none

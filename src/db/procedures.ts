@@ -9,6 +9,7 @@ import { adminMessagesFamily } from './procedures/admin-messages.js'
 import { dlqFamily } from './procedures/dlq.js'
 import { adminQueuesFamily } from './procedures/admin-queues.js'
 import { analyticsFamily } from './procedures/analytics.js'
+import { analyticsDashboardFamily } from './procedures/analytics-dashboard.js'
 import { configureFamily } from './procedures/configure.js'
 import { consumerGroupsFamily } from './procedures/consumer-groups.js'
 import { dedupPurgeFamily } from './procedures/dedup-purge.js'
@@ -58,6 +59,7 @@ export const families = {
   stats: statsFamily,
   configure: configureFamily,
   analytics: analyticsFamily,
+  'analytics-dashboard': analyticsDashboardFamily,
   messages: messagesFamily,
   traces: tracesFamily,
   retention: retentionFamily,
@@ -88,6 +90,7 @@ export const procedures = {
   ...statsFamily,
   ...configureFamily,
   ...analyticsFamily,
+  ...analyticsDashboardFamily,
   ...messagesFamily,
   ...tracesFamily,
   ...retentionFamily,
