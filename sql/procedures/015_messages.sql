@@ -175,22 +175,33 @@ $$;
 
 -- log_message_delete_v1: DELETE /api/v1/messages/:partitionId/:transactionId (read-write). Deletes
 -- the dead-letter rows of the key, every consumer group's, and nothing else: a live message is a
--- frame in a segment and is not deleted one by one (docs/admin-messages.md). Another tenant's
--- partition matches no row.
--- Returns: {success: deleted > 0, partitionId, transactionId, deleted: n, message}. Raises: nothing.
-create or replace function queen.log_message_delete_v1(p_tenant text, p_partition_id uuid, p_transaction_id text)
+-- frame in a segment and is not deleted one by one (docs/admin-messages.md). The partition id is
+-- the client's text: one that is not a UUID, or another tenant's partition, matches no row.
+-- Returns: {success: true, partitionId, transactionId, deleted: n, message}. Raises: QMNDL (DETAIL
+-- {success: false, partitionId, transactionId, message}) when no row matched, so nothing was done.
+-- The signature that took p_partition_id as uuid is dropped so no stray overload remains.
+drop function if exists queen.log_message_delete_v1(text, uuid, text);
+create or replace function queen.log_message_delete_v1(p_tenant text, p_partition_id text, p_transaction_id text)
 returns jsonb
-language sql volatile
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
-  with gone as (
+declare
+  v_deleted bigint := 0::bigint;
+begin
+  if _is_uuid(p_partition_id) then
     delete from log_dlq d
-     where d.tenant_id = p_tenant and d.partition_id = p_partition_id and d.transaction_id = p_transaction_id
-    returning 1
-  )
-  select jsonb_build_object('success', n > 0, 'partitionId', p_partition_id, 'transactionId', p_transaction_id,
-                            'deleted', n, 'message', case when n = 0 then 'Message not found' else 'Message deleted successfully' end)
-    from (select count(*) as n from gone) c
+     where d.tenant_id = p_tenant and d.partition_id = p_partition_id::uuid and d.transaction_id = p_transaction_id;
+    get diagnostics v_deleted = row_count;
+  end if;
+  if v_deleted = 0 then
+    raise exception using errcode = 'QMNDL', message = 'no dead-letter row at this address',
+      detail = jsonb_build_object('success', false, 'partitionId', p_partition_id, 'transactionId', p_transaction_id,
+                                  'message', 'No dead-letter row for this address. Live messages live in immutable segments and cannot be deleted')::text;
+  end if;
+  return jsonb_build_object('success', true, 'partitionId', p_partition_id, 'transactionId', p_transaction_id,
+                            'deleted', v_deleted, 'message', 'Message deleted successfully');
+end
 $$;
 
 -- log_dlq_v1: GET /api/v1/dlq. p_filter {queue?, consumerGroup?, partition?, from?, to?, limit,

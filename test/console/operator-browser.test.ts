@@ -463,9 +463,9 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
     await expect.poll(() => row.textContent(), POLL).toContain('carrier API timeout')
     await shot(page, 'done-when-message')
     // Replay it for dispatch: the dead letter goes and the message comes back at the end of the partition.
-    const [letter] = (await ok(broker.json('GET', '/api/v1/dlq?queue=shipments'))).messages
+    const [deadLetter] = (await ok(broker.json('GET', '/api/v1/dlq?queue=shipments'))).messages
     await row.getByTestId(`replay-${stuck.transactionId}`).click()
-    await expect.poll(() => flash(page), POLL).toBe(`Replayed ${stuck.transactionId} for consumer group "dispatch" as dlq:${letter.id} at offset 5.`)
+    await expect.poll(() => flash(page), POLL).toBe(`Replayed ${stuck.transactionId} for consumer group "dispatch" as dlq:${deadLetter.id} at offset 5.`)
     expect(questions[0]).toContain(`Replay message ${stuck.transactionId} of shipments / eu dead-lettered by consumer group "dispatch"?`)
     expect((await ok(broker.json('GET', '/api/v1/dlq?queue=shipments'))).total).toBe(0)
     expect(await lagOn('dispatch', 'shipments', 'eu')).toBe(4)
