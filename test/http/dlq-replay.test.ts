@@ -53,14 +53,26 @@ describe('POST /api/v1/dlq/:id/replay', () => {
     })
   })
 
+  it('serialises two concurrent replays of one row on its lock: one moves, the other finds it gone, one frame is written', async () => {
+    const [row] = await deadLettered('rp-race', 1)
+    const answers = await Promise.all([app.json('POST', `/api/v1/dlq/${row!.id}/replay`), app.json('POST', `/api/v1/dlq/${row!.id}/replay`)])
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404])
+    expect(answers.map((a) => a.body.result).sort()).toEqual(['gone', 'moved'])
+    const popped = await pop(app, 'rp-race', { batch: 10, wait: false })
+    expect(popped.messages.map((m) => m.transactionId)).toEqual([`dlq:${row!.id}`])
+  })
+
   it('moves to another queue and partition, creating them, and keeps the partition name when only the queue is named', async () => {
-    const [first, second] = await deadLettered('rp-src', 2)
+    const rows = await deadLettered('rp-src', 2)
+    // Both failed in one ack, so their failure times may tie: pick them by message.
+    const first = rows.find((r) => r.transactionId === 'rp-src-0')
+    const second = rows.find((r) => r.transactionId === 'rp-src-1')
     const moved = await app.json('POST', `/api/v1/dlq/${first!.id}/replay`, { queue: ' rp-dest ', partition: 'p9' })
     expect(moved).toMatchObject({ status: 200, body: { result: 'moved', queue: 'rp-dest', partition: 'p9', replayedAs: { queueName: 'rp-dest', offset: 0 } } })
     const kept = await app.json('POST', `/api/v1/dlq/${second!.id}/replay`, { queue: 'rp-dest' })
     expect(kept).toMatchObject({ status: 200, body: { queue: 'rp-dest', partition: 'p' } })
     const popped = await pop(app, 'rp-dest', { batch: 10, wait: false }, 'p9')
-    expect(popped.messages.map((m) => [m.transactionId, m.data])).toEqual([[`dlq:${first!.id}`, { i: 1 }]])
+    expect(popped.messages.map((m) => [m.transactionId, m.data])).toEqual([[`dlq:${first!.id}`, { i: 0 }]])
     expect(await dlqOf('rp-src')).toEqual([])
   })
 
