@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { HttpError } from '../errors.js'
 import { INT_MAX, instant, qInt, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { answerMove } from '../messages/dlq-move.js'
+import { answerMove, reencoded } from '../messages/dlq-move.js'
 import { NAME_MAX } from '../names.js'
 import { reveal } from '../reveal.js'
 
@@ -57,8 +57,9 @@ export const dlqRoutes = [
       request: { body: replayBody },
     },
     async (c, { params, body }) => {
-      const verdict = await c.get('db').call('log_dlq_replay_v1', { dlqId: params.id!, queue: body.queue, partition: body.partition })
-      return answerMove(c, verdict, { dlqId: params.id! })
+      const to = { queue: body.queue, partition: body.partition }
+      const verdict = await c.get('db').call('log_dlq_replay_v1', { dlqId: params.id!, ...to })
+      return answerMove(c, await reencoded(c, verdict, to), { dlqId: params.id! })
     },
   ),
 ]

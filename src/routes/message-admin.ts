@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { answerMove } from '../messages/dlq-move.js'
+import { answerMove, reencoded } from '../messages/dlq-move.js'
 import { NAME_MAX } from '../names.js'
 
 const groupName = z.string().min(1, 'must not be empty').max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
@@ -26,7 +26,7 @@ function retryRoute(path: string, summary: string) {
   return route({ method: 'POST', path, summary, ...action, request: { query: actionQuery, body: retryBody } }, async (c, { params, query, body }) => {
     const group = query.consumerGroup ?? body.consumerGroup
     const verdict = await c.get('db').call('message_retry_v1', { partitionId: params.partitionId ?? null, transactionId: params.transactionId!, group })
-    return answerMove(c, verdict, { partitionId: params.partitionId ?? null, transactionId: params.transactionId! })
+    return answerMove(c, await reencoded(c, verdict, {}), { partitionId: params.partitionId ?? null, transactionId: params.transactionId! })
   })
 }
 

@@ -76,24 +76,42 @@ describe('POST /api/v1/dlq/:id/replay', () => {
     expect(await dlqOf('rp-src')).toEqual([])
   })
 
-  it('refuses an encryption mismatch between the copy and the destination with 409, writing nothing', async () => {
-    const encrypted = testApp({ database: app.database, env: { QUEEN_ENCRYPTION_KEY: 'e'.repeat(64) } })
-    const enc = await encrypted
+  it('re-encodes for the destination: a sealed dead letter lands as plaintext in a plain queue and the reverse; without the key it is refused 409, writing nothing', async () => {
+    const enc = await testApp({ database: app.database, env: { QUEEN_ENCRYPTION_KEY: 'e'.repeat(64) } })
     try {
       await enc.json('POST', '/api/v1/configure', { queue: 'rp-sealed', options: { retryLimit: 0, encryptionEnabled: true } })
-      await enc.json('POST', '/api/v1/push', { items: [{ queue: 'rp-sealed', payload: { s: 1 } }] })
-      const popped = await pop(enc, 'rp-sealed', { wait: false })
+      await enc.json('POST', '/api/v1/push', { items: [{ queue: 'rp-sealed', payload: { s: 1 } }, { queue: 'rp-sealed', payload: { s: 2 } }] })
+      const popped = await pop(enc, 'rp-sealed', { batch: 2, wait: false })
       await ack(enc, acksOf(popped.messages, 'failed'))
-      const [row] = await dlqOf('rp-sealed')
+      const rows = (await enc.json('GET', '/api/v1/dlq?queue=rp-sealed')).body.messages as { id: string; data: { s: number } }[]
+      const one = rows.find((r) => r.data.s === 1)!
+      const two = rows.find((r) => r.data.s === 2)!
+
+      // A broker without the key cannot open the copy, so it refuses rather than store the envelope as plaintext.
       const before = await writtenRows(app)
-      expect(await enc.json('POST', `/api/v1/dlq/${row!.id}/replay`, { queue: 'rp-plain' })).toMatchObject({
+      expect(await app.json('POST', `/api/v1/dlq/${one.id}/replay`, { queue: 'rp-plain' })).toMatchObject({
         status: 409,
-        body: { code: 'encryption_mismatch', result: 'encryption_mismatch', dlqRowRemoved: false },
+        body: { code: 'decrypt_failed', result: 'encryption_mismatch', dlqRowRemoved: false },
       })
       expect(await writtenRows(app)).toEqual(before)
-      // In place, the flags agree.
-      expect(await enc.json('POST', `/api/v1/dlq/${row!.id}/replay`)).toMatchObject({ status: 200, body: { result: 'moved' } })
-      expect((await pop(enc, 'rp-sealed', { wait: false })).messages.map((m) => m.data)).toEqual([{ s: 1 }])
+
+      // With the key: sealed → plain queue, stored as plaintext (read back by a broker without the key).
+      expect(await enc.json('POST', `/api/v1/dlq/${one.id}/replay`, { queue: 'rp-plain' })).toMatchObject({ status: 200, body: { result: 'moved', queue: 'rp-plain' } })
+      expect((await pop(app, 'rp-plain', { wait: false })).messages.map((m) => m.data)).toEqual([{ s: 1 }])
+      // In place the flags agree and the copy goes back as it was stored.
+      expect(await enc.json('POST', `/api/v1/dlq/${two.id}/replay`)).toMatchObject({ status: 200, body: { result: 'moved', queue: 'rp-sealed' } })
+      expect((await pop(enc, 'rp-sealed', { wait: false })).messages.map((m) => m.data)).toEqual([{ s: 2 }])
+
+      // Plain → sealed queue: stored encrypted, so only a broker with the key reads it.
+      const [plainRow] = await deadLettered('rp-open', 1)
+      expect(await enc.json('POST', `/api/v1/dlq/${plainRow!.id}/replay`, { queue: 'rp-sealed' })).toMatchObject({ status: 200, body: { result: 'moved' } })
+      const [stored] = await app.database.sql<{ enc: boolean }>(
+        `select (f ->> 'enc')::boolean as enc from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id,
+                unnest(s.frames) f where q.name = 'rp-sealed' and f ->> 'txn' = $1`,
+        [`dlq:${plainRow!.id}`],
+      )
+      expect(stored).toEqual({ enc: true })
+      expect((await pop(enc, 'rp-sealed', { wait: false })).messages.map((m) => m.data)).toEqual([{ i: 0 }])
     } finally {
       await enc.close()
     }

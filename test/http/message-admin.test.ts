@@ -93,6 +93,18 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/retry', () => {
     expect(await dlqOf('rt-dup')).toHaveLength(1)
   })
 
+  it('re-encodes the copy when the queue was encrypted after the message failed', async () => {
+    const { partitionId, txn } = await deadLettered('rt-sealed-later', 1)
+    const enc = await testApp({ database: app.database, env: { QUEEN_ENCRYPTION_KEY: 'f'.repeat(64) } })
+    try {
+      await enc.json('POST', '/api/v1/configure', { queue: 'rt-sealed-later', options: { encryptionEnabled: true } })
+      expect(await enc.json('POST', `/api/v1/messages/${partitionId}/${txn(0)}/retry`, {})).toMatchObject({ status: 200, body: { result: 'moved' } })
+      expect((await pop(enc, 'rt-sealed-later', { wait: false })).messages.map((m) => m.data)).toEqual([{ i: 0 }])
+    } finally {
+      await enc.close()
+    }
+  })
+
   it('refuses under push maintenance with 503 and the maintenance verdict, writing nothing', async () => {
     const { partitionId, txn } = await deadLettered('rt-maint', 1)
     const before = await writtenRows(app)

@@ -21,17 +21,21 @@ export const moveVerdict = z.object({
   dlqRowRemoved: z.boolean().optional(),
   encrypted: z.boolean().optional(),
   destinationEncrypted: z.boolean().optional(),
+  /** encryption_mismatch only: the stored payload, for the route to re-encode; never sent on. */
+  data: z.unknown().optional(),
 })
 export type MoveVerdict = z.output<typeof moveVerdict>
 
 export const dlqFamily = defineFamily({
   /** Moves one dead-letter row by id, optionally to another queue or partition. */
-  log_dlq_replay_v1: tenantScoped<{ tenant: string; dlqId: string; queue?: string; partition?: string; now?: Date }>({
+  log_dlq_replay_v1: tenantScoped<{ tenant: string; dlqId: string; queue?: string; partition?: string; now?: Date; data?: unknown; enc?: boolean }>({
     tenant: 'text',
     dlqId: 'text',
     queue: 'text',
     partition: 'text',
     now: 'timestamptz',
+    data: 'jsonb',
+    enc: 'boolean',
   }).returns(verbatim(moveVerdict)),
   /** Deletes one queue's dead-letter rows, or one group's of it. */
   log_dlq_purge_v1: tenantScoped<{ tenant: string; queue: string; group?: string }>({ tenant: 'text', queue: 'text', group: 'text' }).returns(
