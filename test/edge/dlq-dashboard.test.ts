@@ -25,7 +25,7 @@ beforeAll(async () => {
     modulesRoot: dirname(bundle.scriptPath),
     compatibilityDate: bundle.compatibilityDate,
     compatibilityFlags: bundle.compatibilityFlags,
-    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url },
+    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, QUEEN_ENCRYPTION_KEY: 'a'.repeat(64) },
   })
   await mf.ready
 }, 120_000)
@@ -98,6 +98,23 @@ describe('dead letters in workerd', () => {
     expect(await call('DELETE', '/api/v1/dlq?queue=wd-replay')).toMatchObject({ status: 200, body: { deleted: 1, queue: 'wd-replay' } })
     expect(purgeMe).toBeDefined()
     expect((await call('GET', '/api/v1/dlq?queue=wd-replay')).body.total).toBe(0)
+  })
+})
+
+describe('a move across encryption in workerd', () => {
+  it('decrypts a sealed dead letter with WebCrypto for a plain destination', async () => {
+    await call('POST', '/api/v1/configure', { queue: 'wd-sealed', options: { retryLimit: 0, encryptionEnabled: true } })
+    await call('POST', '/api/v1/push', { items: [{ queue: 'wd-sealed', payload: { secret: 7 } }] })
+    const popped = await call('GET', '/api/v1/pop/queue/wd-sealed')
+    const m = popped.body.messages[0]
+    await call('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed' })
+    const [row] = (await call('GET', '/api/v1/dlq?queue=wd-sealed')).body.messages
+    expect(await call('POST', `/api/v1/dlq/${row.id}/replay`, { queue: 'wd-open' })).toMatchObject({ status: 200, body: { result: 'moved', queue: 'wd-open' } })
+    const [stored] = await database.sql<{ enc: boolean; data: unknown }>(
+      `select (f ->> 'enc')::boolean as enc, f -> 'data' as data from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id
+         join queen.queues q on q.id = p.queue_id, unnest(s.frames) f where q.name = 'wd-open'`,
+    )
+    expect(stored).toEqual({ enc: false, data: { secret: 7 } })
   })
 })
 
