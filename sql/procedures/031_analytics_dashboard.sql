@@ -5,18 +5,21 @@
 -- and the log tables' own columns; no payload leaves the database.
 
 -- The bucket width of a workload window, from its length: 1 minute up to an hour, 5 up to 6 hours,
--- 15 up to a day, 60 up to a week, 360 beyond (the rule Queen's dashboard reads).
+-- 15 up to a day, 60 up to a week, 360 beyond (the rule Queen's dashboard reads); past a year of
+-- 360-minute buckets, wide enough that the axis keeps at most 1440 buckets, so no window, however
+-- long, makes an answer of unbounded size.
 -- Returns: minutes. Raises: nothing. IMMUTABLE.
 create or replace function queen._workload_bucket_minutes(p_from timestamptz, p_to timestamptz)
 returns integer
 language sql immutable
 set search_path = queen, pg_catalog
 as $$
-  select case when p_to - p_from <= interval '1 hour' then 1
-              when p_to - p_from <= interval '6 hours' then 5
-              when p_to - p_from <= interval '1 day' then 15
-              when p_to - p_from <= interval '7 days' then 60
-              else 360 end
+  select greatest(case when p_to - p_from <= interval '1 hour' then 1
+                       when p_to - p_from <= interval '6 hours' then 5
+                       when p_to - p_from <= interval '1 day' then 15
+                       when p_to - p_from <= interval '7 days' then 60
+                       else 360 end,
+                  ceil(extract(epoch from p_to - p_from) / 60 / 1439)::int)
 $$;
 
 -- _workload_block: the window totals, the bucketed series and the current gauges of a set of queues.

@@ -56,6 +56,11 @@ describe('GET /api/v1/analytics/workload', () => {
     expect(day.body.buckets).toHaveLength(97)
     expect(day.body.rows[0].series.push.every((v: unknown) => v === null)).toBe(true)
     expect(day.body.rows[0].window.pushMessages).toBe(0)
+    // However long the window, the axis stays bounded.
+    const ages = await get('/api/v1/analytics/workload?from=1970-01-01T00:00:00Z&to=2026-01-01T00:00:00Z')
+    expect(ages.status).toBe(200)
+    expect(ages.body.buckets.length).toBeLessThanOrEqual(1441)
+    expect(ages.body.bucketMinutes).toBeGreaterThan(360)
   })
 
   it('refuses a bad groupBy or time range with 400', async () => {
