@@ -66,6 +66,9 @@ const SQLSTATES: Record<string, Answer> = {
   QMNFM: { status: 404, code: 'message_not_found', message: 'Message not found' },
   QMNFK: { status: 404, code: 'key_not_found', message: 'Key not found' },
   QMNFG: { status: 404, code: 'consumer_group_not_found', message: 'Consumer group not found on this queue' },
+  // The message delete found no dead-letter row: the address and Queen's sentence ride along, so a
+  // caller that ignores the status still reads success: false.
+  QMNDL: { status: 404, code: 'message_not_found', message: 'Message not found', detail: ['success', 'partitionId', 'transactionId', 'message'] },
   // plpgsql's no_data_found, which no procedure of the broker raises: a configure verdict raised so
   // (by a trigger on the queue row, say) is 404 with its own text (docs/design.md decision 29).
   P0002: { status: 404, code: 'not_found', configureOnly: true },

@@ -37,8 +37,10 @@ POST /api/v1/transaction | RW A | required
 POST /api/v1/lease/:leaseId/extend | RW A | optional
 GET /api/v1/messages | R RW A | none
 GET /api/v1/messages/:partitionId/:transactionId | R RW A | none
-DELETE /api/v1/messages/:partitionId/:transactionId | A | none
+DELETE /api/v1/messages/:partitionId/:transactionId | RW A | none
 GET /api/v1/dlq | R RW A | none
+DELETE /api/v1/dlq | A | none
+POST /api/v1/dlq/:id/replay | RW A | optional
 POST /api/v1/traces | RW A | required
 GET /api/v1/traces/names | R RW A | none
 GET /api/v1/traces/by-name/:name | R RW A | none
@@ -61,6 +63,10 @@ GET /api/v1/status/buffers | R RW A | none
 GET /api/v1/analytics/queue-ops | R RW A | none
 GET /api/v1/analytics/queue-lag | R RW A | none
 GET /api/v1/analytics/retention | R RW A | none
+GET /api/v1/analytics/workload | R RW A | none
+GET /api/v1/analytics/dlq-signatures | R RW A | none
+GET /api/v1/analytics/partition-liveness | R RW A | none
+GET /status | R RW A | none
 GET /api/v1/analytics/system-metrics | A | none
 GET /api/v1/analytics/worker-metrics | A | none
 GET /api/v1/analytics/queue-parked-replicas | A | none

@@ -1,5 +1,5 @@
--- Message reads and admin delete (design decision 43), and the DLQ listing. Reads only,
--- except log_message_delete_v1, which writes tombstones and removes DLQ rows.
+-- Message reads, the DLQ listing, and the dead-letter delete. Reads only, except
+-- log_message_delete_v1, which removes an address's DLQ rows.
 
 -- Where one frame stands for every group with a cursor on its partition, at p_now.
 -- A group has settled offset o when o is below its effective cursor greatest(committed, log_start)
@@ -173,43 +173,41 @@ as $$
     _raise('QMNFM', 'message not found'))
 $$;
 
--- log_message_delete_v1: DELETE /api/v1/messages/:partitionId/:transactionId (admin,
--- design decision 43). Every retained frame of the key gets a tombstone, so range reads skip it and
--- settle it for every group; its DLQ rows go too. The bytes go when retention removes the segment.
--- The key's dedup hash stays: a repeat push inside the window still reports the deleted message as
--- the original.
--- Returns: {success, partitionId, transactionId, deleted: n, message}. Raises: nothing.
--- Concurrency: tombstone inserts are ON CONFLICT DO NOTHING, so two deletes of one key are
--- harmless; a concurrent pop may still deliver the frame once if it read the range first.
-create or replace function queen.log_message_delete_v1(p_tenant text, p_partition_id uuid, p_transaction_id text)
+-- log_message_delete_v1: DELETE /api/v1/messages/:partitionId/:transactionId (read-write). Deletes
+-- the dead-letter rows of the key, every consumer group's, and nothing else: a live message is a
+-- frame in a segment and is not deleted one by one (docs/admin-messages.md). The partition id is
+-- the client's text: one that is not a UUID, or another tenant's partition, matches no row.
+-- Returns: {success: true, partitionId, transactionId, deleted: n, message}. Raises: QMNDL (DETAIL
+-- {success: false, partitionId, transactionId, message}) when no row matched, so nothing was done.
+-- The signature that took p_partition_id as uuid is dropped so no stray overload remains.
+drop function if exists queen.log_message_delete_v1(text, uuid, text);
+create or replace function queen.log_message_delete_v1(p_tenant text, p_partition_id text, p_transaction_id text)
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_offsets bigint[];
+  v_deleted bigint := 0::bigint;
 begin
-  select array_agg(m.frame_offset) into v_offsets
-    from _tenant_partition(p_tenant, p_partition_id) tp
-    cross join lateral _frames_by_txn(tp.partition_id, p_transaction_id) m
-   where m.frame_offset >= tp.log_start;
-
-  if v_offsets is not null then
-    insert into log_tombstones (partition_id, frame_offset)
-    select p_partition_id, o from unnest(v_offsets) o
-    on conflict do nothing;
-    delete from log_dlq where partition_id = p_partition_id and frame_offset = any (v_offsets);
+  if _is_uuid(p_partition_id) then
+    delete from log_dlq d
+     where d.tenant_id = p_tenant and d.partition_id = p_partition_id::uuid and d.transaction_id = p_transaction_id;
+    get diagnostics v_deleted = row_count;
   end if;
-
-  return jsonb_build_object('success', v_offsets is not null, 'partitionId', p_partition_id, 'transactionId', p_transaction_id,
-                            'deleted', coalesce(cardinality(v_offsets), 0),
-                            'message', case when v_offsets is null then 'Message not found' else 'Message deleted' end);
+  if v_deleted = 0 then
+    raise exception using errcode = 'QMNDL', message = 'no dead-letter row at this address',
+      detail = jsonb_build_object('success', false, 'partitionId', p_partition_id, 'transactionId', p_transaction_id,
+                                  'message', 'No dead-letter row for this address. Live messages live in immutable segments and cannot be deleted')::text;
+  end if;
+  return jsonb_build_object('success', true, 'partitionId', p_partition_id, 'transactionId', p_transaction_id,
+                            'deleted', v_deleted, 'message', 'Message deleted successfully');
 end
 $$;
 
 -- log_dlq_v1: GET /api/v1/dlq. p_filter {queue?, consumerGroup?, partition?, from?, to?, limit,
 -- offset}; newest failure first. Rows are copies, so they outlive the source segment; an unknown
--- queue is an empty list. The route decrypts `enc` payloads.
+-- queue is an empty list. The route decrypts `enc` payloads. `id` is the dead-letter row's (what
+-- the replay route takes), `messageId` the message's.
 -- Returns: {messages:[…], total}. Raises: nothing. VOLATILE (no pooler cache).
 create or replace function queen.log_dlq_v1(p_tenant text, p_filter jsonb)
 returns jsonb
@@ -231,7 +229,7 @@ as $$
   )
   select jsonb_build_object(
     'messages', coalesce((select jsonb_agg(jsonb_build_object(
-        'id', message_id, 'transactionId', transaction_id, 'partitionId', partition_id, 'queue', queue,
+        'id', id, 'messageId', message_id, 'transactionId', transaction_id, 'partitionId', partition_id, 'queue', queue,
         'partition', partition_name, 'consumerGroup', consumer_group, 'errorMessage', error, 'retryCount', retry_count,
         'enc', coalesce((frame ->> 'enc')::boolean, false), 'data', frame -> 'data', 'producerSub', frame -> 'sub',
         'createdAt', _iso_us(original_created_at), 'failedAt', _iso_ms(failed_at), 'offset', frame_offset)

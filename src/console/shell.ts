@@ -20,6 +20,7 @@ export function shellHtml(assetBase: string): string {
     <a href="/console/queues" data-nav data-section="/console/queues">Queues</a>
     <a href="/console/groups" data-nav data-section="/console/groups">Consumer groups</a>
     <a href="/console/dlq" data-nav data-section="/console/dlq">Dead letters</a>
+    <a href="/console/workload" data-nav data-section="/console/workload">Workload</a>
     <a href="/console/streams" data-nav data-section="/console/streams">Streams</a>
     <a href="/console/sinks" data-nav data-section="/console/sinks">Sinks</a>
     <a href="/console/traces" data-nav data-section="/console/traces">Traces</a>

@@ -6,8 +6,10 @@
 import type { Procedure } from './procedure.js'
 import { ackFamily } from './procedures/ack.js'
 import { adminMessagesFamily } from './procedures/admin-messages.js'
+import { dlqFamily } from './procedures/dlq.js'
 import { adminQueuesFamily } from './procedures/admin-queues.js'
 import { analyticsFamily } from './procedures/analytics.js'
+import { analyticsDashboardFamily } from './procedures/analytics-dashboard.js'
 import { configureFamily } from './procedures/configure.js'
 import { consumerGroupsFamily } from './procedures/consumer-groups.js'
 import { dedupPurgeFamily } from './procedures/dedup-purge.js'
@@ -57,6 +59,7 @@ export const families = {
   stats: statsFamily,
   configure: configureFamily,
   analytics: analyticsFamily,
+  'analytics-dashboard': analyticsDashboardFamily,
   messages: messagesFamily,
   traces: tracesFamily,
   retention: retentionFamily,
@@ -67,6 +70,7 @@ export const families = {
   status: statusFamily,
   system: systemFamily,
   'admin-messages': adminMessagesFamily,
+  dlq: dlqFamily,
   'admin-queues': adminQueuesFamily,
   streams: streamsFamily,
   sink: sinkFamily,
@@ -86,6 +90,7 @@ export const procedures = {
   ...statsFamily,
   ...configureFamily,
   ...analyticsFamily,
+  ...analyticsDashboardFamily,
   ...messagesFamily,
   ...tracesFamily,
   ...retentionFamily,
@@ -96,6 +101,7 @@ export const procedures = {
   ...statusFamily,
   ...systemFamily,
   ...adminMessagesFamily,
+  ...dlqFamily,
   ...adminQueuesFamily,
   ...streamsFamily,
   ...sinkFamily,

@@ -28,6 +28,9 @@ export function tagOf(path: string): string {
 
 /** getResourcesQueuesByQueueDepth: unique because method and path are. */
 export function operationId(spec: Pick<RouteSpec, 'method' | 'path'>): string {
+  // GET /status (the process's liveness) and GET /api/v1/status (the dashboard overview) would
+  // spell the same words; the root one is named for what it answers.
+  if (spec.path === '/status') return `${spec.method.toLowerCase()}Liveness`
   const words = spec.path
     .split('/')
     .filter((s) => s && s !== 'api' && s !== 'v1')

@@ -1,22 +1,13 @@
-// Message reads and admin delete (design decision 43): a listing without payloads, the detail of one
-// key with its payload decrypted, and delete by tombstone. One procedure call each.
+// Message reads and the dead-letter delete: a listing without payloads, the detail of one key with
+// its payload decrypted, and the delete of an address's dead-letter rows (a live message is never
+// deleted: docs/admin-messages.md). One procedure call each.
 import { z } from 'zod'
 import { INT_MAX, instant, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
-import { isUuid } from '../ids.js'
 import { reveal } from '../reveal.js'
 
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const
 const HOUR_MS = 3_600_000
-
-/**
- * The key of a message, and whether it can name one: a partition id that is not a UUID names
- * nothing (it is "not found", never a failed cast: design decision 37).
- */
-function keyOf(params: Record<string, string>) {
-  const partitionId = params.partitionId!
-  return { partitionId, transactionId: params.transactionId!, wellFormed: isUuid(partitionId) }
-}
 
 // Ordered as the checks have always run. `ns` is Queen's older spelling of namespace.
 const listQuery = z.object({
@@ -56,10 +47,9 @@ export const messageRoutes = [
     return c.json({ ...rest, payload: opened!.data, isEncrypted, ...(opened!.decryptError ? { decryptError: opened!.decryptError } : {}) })
   }),
 
-  route({ method: 'DELETE', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'Delete one message (tombstone)', roles: ROLE_SETS.A, tenant: 'required', body: 'none' }, async (c, { params }) => {
-    const { wellFormed, ...key } = keyOf(params)
-    // A malformed id deletes nothing, like an unknown one: the cleanup idiom answers 200.
-    if (!wellFormed) return c.json({ success: false, ...key, deleted: 0, message: 'Message not found' })
-    return c.json(await c.get('db').call('log_message_delete_v1', key))
-  }),
+  // Nothing to delete, a malformed partition id included, is the procedure's 404 (QMNDL), so a
+  // caller that ignores the body never reads a no-op as a deletion.
+  route({ method: 'DELETE', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'Delete the dead-letter rows of one message', roles: ROLE_SETS.RW_A, tenant: 'required', body: 'none' }, async (c, { params }) =>
+    c.json(await c.get('db').call('log_message_delete_v1', { partitionId: params.partitionId!, transactionId: params.transactionId! })),
+  ),
 ]

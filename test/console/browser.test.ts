@@ -1,7 +1,7 @@
 // The console in a real browser (Debian's Chromium driven by playwright-core) against a broker with
 // data: the list shows the queues, a queue opens, editing one option in the form changes that
 // option and no other of the 21, a token entered in the connection form stays out of every URL,
-// and the actions (retry, clear) change the API's state only after a confirmation and are drawn
+// the Workload page, and the actions (replay, purge, clear) change the API's state only after a confirmation and are drawn
 // only for a token whose roles the routes accept.
 // Without /usr/bin/chromium the suite is skipped with a printed notice (.ci/run installs it).
 import { mkdirSync } from 'node:fs'
@@ -167,6 +167,19 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     await close(page)
   })
 
+  it('shows the workload per namespace, drills down to queues, and charts the tenant\'s pushes', async () => {
+    const page = await open('/console/workload')
+    await expect.poll(() => page.getByTestId('workload-billing').count(), POLL).toBe(1)
+    expect(await page.getByTestId('workload-billing').locator('td').nth(2).textContent()).toBe('2')
+    expect(await page.locator('svg.chart').count()).toBe(1)
+    await page.getByTestId('workload-billing').getByRole('link', { name: 'billing' }).click()
+    await page.waitForURL('**/console/workload?groupBy=queue&namespace=billing')
+    await expect.poll(() => page.getByTestId('workload-billing.invoice').count(), POLL).toBe(1)
+    expect(await page.getByTestId('workload-orders').count()).toBe(0)
+    await page.screenshot({ path: new URL('console-workload.png', ARTIFACTS).pathname, fullPage: true })
+    await close(page)
+  })
+
   it('lists stream queries with their source, sink, state size and source lag', async () => {
     const reg = await ok(broker.json('POST', '/streams/v1/queries', { name: 'order-counts', source_queue: 'orders', sink_queue: 'order-windows', config_hash: 'h' }))
     await ok(broker.json('POST', '/streams/v1/cycle', {
@@ -215,7 +228,7 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
     }
   })
 
-  it('as admin, retries a dead letter and clears a partition, each after a confirmation naming what changes', async () => {
+  it('as admin, replays a dead letter, purges a queue\'s dead letters and clears a partition, each after a confirmation naming what changes', async () => {
     const dlqBefore = (await ok(broker.json('GET', '/api/v1/dlq?queue=events'))).messages
     expect(dlqBefore.map((m: { consumerGroup: string }) => m.consumerGroup)).toEqual(['audit'])
     const page = await open('/console/dlq?queue=events')
@@ -224,28 +237,42 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
       questions.push(dialog.message())
       void dialog.accept()
     })
-    await page.getByTestId(`retry-${dlqBefore[0].transactionId}`).click()
-    await expect.poll(() => page.getByRole('status').textContent(), POLL).toBe(`Retried ${dlqBefore[0].transactionId} for consumer group "audit".`)
-    expect(questions[0]).toContain(`Retry message ${dlqBefore[0].transactionId} of events / Default for consumer group "audit"?`)
+    // Why: the error shapes of the queue's newest dead letters head the list.
+    await expect.poll(() => page.getByTestId('dlq-signatures').textContent(), POLL).toContain('handler threw: bad invoice')
+    await page.getByTestId(`replay-${dlqBefore[0].transactionId}`).click()
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toBe(
+      `Replayed ${dlqBefore[0].transactionId} for consumer group "audit" as dlq:${dlqBefore[0].id} at offset 2.`,
+    )
+    expect(questions[0]).toContain(`Replay message ${dlqBefore[0].transactionId} of events / Default dead-lettered by consumer group "audit"?`)
     expect((await ok(broker.json('GET', '/api/v1/dlq?queue=events'))).messages).toEqual([])
-    const redelivered = await ok(broker.json('GET', '/api/v1/pop/queue/events?consumerGroup=audit&batch=1&wait=false'))
-    expect(redelivered.messages.map((m: { transactionId: string }) => m.transactionId)).toEqual([dlqBefore[0].transactionId])
+    const redelivered = await ok(broker.json('GET', '/api/v1/pop/queue/events?consumerGroup=audit&batch=10&wait=false'))
+    expect(redelivered.messages.map((m: { transactionId: string }) => m.transactionId)).toContain(`dlq:${dlqBefore[0].id}`)
+
+    // Purge: two fresh dead letters of events go at once.
+    for (const m of (await ok(broker.json('GET', '/api/v1/status/queues/events/messages?limit=2'))) as { partitionId: string; transactionId: string }[]) {
+      await ok(broker.json('POST', `/api/v1/messages/${m.partitionId}/${m.transactionId}/dlq`, {}))
+    }
+    await page.goto(broker.base + '/console/dlq?queue=events')
+    await page.getByTestId('purge-dlq').click()
+    await expect.poll(() => page.getByRole('status').textContent(), POLL).toBe('Purged 2 dead letters of events.')
+    expect(questions[1]).toContain('Purge the 2 dead letters of queue "events"?')
+    expect((await ok(broker.json('GET', '/api/v1/dlq?queue=events'))).total).toBe(0)
 
     const depth = async () => (await ok(broker.json('GET', '/api/v1/resources/partitions?queue=orders'))).partitions.map((p: { name: string; total: number }) => [p.name, p.total])
     expect(await depth()).toEqual([['eu', 4], ['us', 3]])
     await page.goto(broker.base + '/console/queues/orders')
     await page.getByTestId('clear-partition-us').click()
     await expect.poll(() => page.getByRole('status').textContent(), POLL).toBe('Cleared 3 messages from orders / us.')
-    expect(questions[1]).toBe('Clear partition "us" of queue "orders"? This removes its 3 retained messages; other partitions are untouched.')
+    expect(questions[2]).toBe('Clear partition "us" of queue "orders"? This removes its 3 retained messages; other partitions are untouched.')
     expect(await depth()).toEqual([['eu', 4], ['us', 0]])
     await page.screenshot({ path: new URL('console-cleared.png', ARTIFACTS).pathname, fullPage: true })
     await close(page)
   })
 
-  it('gives a read-write token the retry and move-to-DLQ buttons, and none of the admin ones', async () => {
+  it('gives a read-write token the replay and move-to-DLQ buttons, and none of the admin ones', async () => {
     const secured = await servedApp(database, { JWT_ENABLED: 'true', JWT_SECRET: SECRET })
     try {
-      // A dead letter to show, so the DLQ page has rows that carry a Retry button.
+      // A dead letter to show, so the DLQ page has rows that carry a Replay button.
       const [m] = await ok(broker.json('GET', '/api/v1/status/queues/orders/messages?limit=1'))
       await ok(broker.json('POST', `/api/v1/messages/${m.partitionId}/${m.transactionId}/dlq`, {}))
       const jwt = await token({ sub: 'writer', role: 'read-write' })
@@ -253,13 +280,14 @@ describe.skipIf(!hasBrowser)('the console in Chromium', () => {
       await page.getByTestId('token').fill(jwt)
       await page.getByRole('button', { name: 'Use' }).click()
       await expect.poll(() => page.getByTestId('queue-name').count(), POLL).toBe(1)
-      // Retry and move-to-DLQ are read-write routes; clear and delete are admin only.
+      // Replay and move-to-DLQ are read-write routes; clear, delete and purge are admin only.
       await expect.poll(() => page.getByTestId('messages').getByRole('button', { name: 'Move to DLQ' }).count(), POLL).toBeGreaterThan(0)
       expect(await page.getByTestId('clear-queue').count()).toBe(0)
       expect(await page.getByTestId('delete-queue').count()).toBe(0)
       expect(await page.getByTestId('partitions').getByRole('button').count()).toBe(0)
-      await page.goto(secured.base + '/console/dlq')
-      await expect.poll(() => page.getByTestId(`retry-${m.transactionId}`).count(), POLL).toBe(1)
+      await page.goto(secured.base + '/console/dlq?queue=orders')
+      await expect.poll(() => page.getByTestId(`replay-${m.transactionId}`).count(), POLL).toBe(1)
+      expect(await page.getByTestId('purge-dlq').count()).toBe(0)
       await close(page)
     } finally {
       await secured.close()

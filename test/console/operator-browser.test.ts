@@ -462,10 +462,11 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
     const row = page.getByTestId('message-groups').locator('tr', { hasText: 'dispatch' })
     await expect.poll(() => row.textContent(), POLL).toContain('carrier API timeout')
     await shot(page, 'done-when-message')
-    // Retry it for dispatch: the dead letter goes and the group receives the message again.
-    await row.getByTestId(`retry-${stuck.transactionId}`).click()
-    await expect.poll(() => flash(page), POLL).toBe(`Retried ${stuck.transactionId} for consumer group "dispatch".`)
-    expect(questions[0]).toContain(`Retry message ${stuck.transactionId} of shipments / eu for consumer group "dispatch"?`)
+    // Replay it for dispatch: the dead letter goes and the message comes back at the end of the partition.
+    const [deadLetter] = (await ok(broker.json('GET', '/api/v1/dlq?queue=shipments'))).messages
+    await row.getByTestId(`replay-${stuck.transactionId}`).click()
+    await expect.poll(() => flash(page), POLL).toBe(`Replayed ${stuck.transactionId} for consumer group "dispatch" as dlq:${deadLetter.id} at offset 5.`)
+    expect(questions[0]).toContain(`Replay message ${stuck.transactionId} of shipments / eu dead-lettered by consumer group "dispatch"?`)
     expect((await ok(broker.json('GET', '/api/v1/dlq?queue=shipments'))).total).toBe(0)
     expect(await lagOn('dispatch', 'shipments', 'eu')).toBe(4)
     // Then skip the backlog: seek dispatch to the end and watch the lag fall on its page.

@@ -1,7 +1,7 @@
-// Retry of a dead-lettered message and move-to-DLQ (SDK-SURFACE A3), in the two-parameter form
-// Queen's clients send and the one-parameter form of the older Node server, over messages that
-// really went through push, pop, ack and the dead-letter path. docs/admin-messages.md says how
-// retry re-delivers; these tests pin both ways and what other groups see.
+// Retry of a dead-lettered message (a move of its dead-letter row) and move-to-DLQ, in the
+// two-parameter form Queen's clients send and the one-parameter form of the older Node server, over
+// messages that really went through push, pop, ack and the dead-letter path. docs/admin-messages.md
+// says what a move writes; these tests pin each verdict and what it leaves behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { ack, acksOf, pop, push, writtenRows } from '../helpers/engine.js'
@@ -32,68 +32,101 @@ async function deadLettered(queue: string, n: number) {
 }
 
 describe('POST /api/v1/messages/:partitionId/:transactionId/retry', () => {
-  it('rewinds the group by one position when the dead-lettered frame is the last it settled: the same frame comes back', async () => {
-    const { partitionId, txn } = await deadLettered('rt-rewind', 1)
+  it('moves the dead-letter row: one frame under dlq:<row id> at the tail, the row gone, and the fields the SDKs read', async () => {
+    const { partitionId, txn } = await deadLettered('rt-move', 2)
+    const [row] = await dlqOf('rt-move')
     const res = await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ retried: true, transactionId: txn(0), consumerGroup: '__QUEUE_MODE__', partitionId, offset: 0, redelivery: 'rewind' })
-    expect(await dlqOf('rt-rewind')).toEqual([])
-    const again = await pop(app, 'rt-rewind', { wait: false })
-    expect(again.messages.map((m) => [m.offset, m.transactionId, m.data])).toEqual([[0, txn(0), { i: 0 }]])
-    expect(again.messages[0]!.retryCount).toBe(0)
-    await ack(app, acksOf(again.messages))
-    expect((await pop(app, 'rt-rewind', { wait: false })).status).toBe(204)
+    expect(res.body).toMatchObject({
+      success: true,
+      result: 'moved',
+      queue: 'rt-move',
+      partition: 'p',
+      consumerGroup: '__QUEUE_MODE__',
+      dlqId: row!.id,
+      originalTransactionId: txn(0),
+      replayedAs: { index: 0, transaction_id: `dlq:${row!.id}`, queueName: 'rt-move', status: 'queued', offset: 2 },
+      dlqRowRemoved: true,
+    })
+    expect(res.body.replayedAs.message_id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await dlqOf('rt-move')).toEqual([])
+    // Queue mode settled the original; the replay is a new frame after everything already there.
+    const again = await pop(app, 'rt-move', { batch: 10, wait: false })
+    expect(again.messages.map((m) => [m.offset, m.transactionId, m.data])).toEqual([[1, txn(1), { i: 1 }], [2, `dlq:${row!.id}`, { i: 0 }]])
+    // A second call finds the row gone.
+    const second = await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)
+    expect(second).toMatchObject({ status: 404, body: { success: false, result: 'gone', error: 'Message not found', code: 'message_not_found', partitionId, transactionId: txn(0) } })
   })
 
-  it('re-pushes the payload as a new frame when the group has moved on, linked by a retry trace, and other groups never see it', async () => {
-    const { partitionId, txn } = await deadLettered('rt-repush', 3)
-    // Queue mode moves on past the dead-lettered frame; group g2 reads and settles everything.
-    const next = await pop(app, 'rt-repush', { batch: 1, wait: false })
-    await ack(app, acksOf(next.messages))
-    const g2 = await pop(app, 'rt-repush', { batch: 10, wait: false, consumerGroup: 'g2' })
-    await ack(app, acksOf(g2.messages), 'g2')
-
-    const res = await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)
-    expect(res.body).toMatchObject({ retried: true, transactionId: txn(0), consumerGroup: '__QUEUE_MODE__', offset: 0, redelivery: 'repush', newOffset: 3 })
-    const newTxn = res.body.newTransactionId as string
-    expect(newTxn).not.toBe(txn(0))
-
-    const queueMode = await pop(app, 'rt-repush', { batch: 10, wait: false })
-    expect(queueMode.messages.map((m) => [m.offset, m.data])).toEqual([[2, { i: 2 }], [3, { i: 0 }]])
-    expect((await pop(app, 'rt-repush', { batch: 10, wait: false, consumerGroup: 'g2' })).status).toBe(204)
-
-    const traces = await app.json('GET', `/api/v1/traces/${partitionId}/${newTxn}`)
-    expect(traces.body.traces).toEqual([
-      expect.objectContaining({ event_type: 'retry', consumer_group: '__QUEUE_MODE__', data: { retryOf: { partitionId, transactionId: txn(0), offset: 0 } } }),
-    ])
-    expect(await dlqOf('rt-repush')).toEqual([])
-  })
-
-  it('retries a named group only for that group, picked by consumerGroup when several dead-lettered the message', async () => {
+  it("removes only one group's row: the newest failure's, or the consumerGroup's when named", async () => {
     await app.json('POST', '/api/v1/configure', { queue: 'rt-groups', options: { retryLimit: 0 } })
     const [pushed] = await push(app, [{ queue: 'rt-groups', partition: 'p', payload: 'x', transactionId: 'rt-groups-0' }])
-    for (const group of ['a', 'b']) {
-      const popped = await pop(app, 'rt-groups', { wait: false, consumerGroup: group })
+    for (const group of ['a', 'b', 'c']) {
+      const popped = await pop(app, 'rt-groups', { wait: false, consumerGroup: group, subscriptionMode: 'all' })
       await ack(app, acksOf(popped.messages, 'failed'), group)
     }
     const path = `/api/v1/messages/${pushed!.partition_id}/rt-groups-0/retry`
-    const ambiguous = await post(path)
-    expect(ambiguous).toMatchObject({ status: 409, body: { code: 'ambiguous_consumer_group', consumerGroups: ['a', 'b'] } })
-    expect(await post(`${path}?consumerGroup=b`)).toMatchObject({ status: 200, body: { retried: true, consumerGroup: 'b', redelivery: 'rewind' } })
-    expect((await pop(app, 'rt-groups', { wait: false, consumerGroup: 'b' })).messages).toHaveLength(1)
-    expect((await pop(app, 'rt-groups', { wait: false, consumerGroup: 'a' })).status).toBe(204)
-    expect((await dlqOf('rt-groups')).map((m) => m.consumerGroup)).toEqual(['a'])
+    expect(await post(path)).toMatchObject({ status: 200, body: { result: 'moved', consumerGroup: 'c' } })
+    expect((await dlqOf('rt-groups')).map((m) => m.consumerGroup).sort()).toEqual(['a', 'b'])
+    expect(await post(`${path}?consumerGroup=a`)).toMatchObject({ status: 200, body: { result: 'moved', consumerGroup: 'a' } })
+    expect((await dlqOf('rt-groups')).map((m) => m.consumerGroup)).toEqual(['b'])
     // The body names the group too.
-    expect(await post(path, { consumerGroup: 'a' })).toMatchObject({ status: 200, body: { consumerGroup: 'a' } })
+    expect(await post(path, { consumerGroup: 'b' })).toMatchObject({ status: 200, body: { consumerGroup: 'b' } })
+    expect(await dlqOf('rt-groups')).toEqual([])
+  })
+
+  it('answers duplicate when the partition already holds dlq:<row id>: nothing written, the row kept', async () => {
+    const { partitionId, txn } = await deadLettered('rt-dup', 1)
+    const [row] = await dlqOf('rt-dup')
+    const [squatter] = await push(app, [{ queue: 'rt-dup', partition: 'p', payload: 'already', transactionId: `dlq:${row!.id}` }])
+    const before = await writtenRows(app)
+    const res = await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({
+      success: true,
+      result: 'duplicate',
+      dlqId: row!.id,
+      dlqRowRemoved: false,
+      replayedAs: { status: 'duplicate', message_id: '00000000-0000-0000-0000-000000000000', transaction_id: `dlq:${row!.id}`, offset: squatter!.offset },
+    })
+    expect(await writtenRows(app)).toEqual(before)
+    expect(await dlqOf('rt-dup')).toHaveLength(1)
+  })
+
+  it('re-encodes the copy when the queue was encrypted after the message failed', async () => {
+    const { partitionId, txn } = await deadLettered('rt-sealed-later', 1)
+    const enc = await testApp({ database: app.database, env: { QUEEN_ENCRYPTION_KEY: 'f'.repeat(64) } })
+    try {
+      await enc.json('POST', '/api/v1/configure', { queue: 'rt-sealed-later', options: { encryptionEnabled: true } })
+      expect(await enc.json('POST', `/api/v1/messages/${partitionId}/${txn(0)}/retry`, {})).toMatchObject({ status: 200, body: { result: 'moved' } })
+      expect((await pop(enc, 'rt-sealed-later', { wait: false })).messages.map((m) => m.data)).toEqual([{ i: 0 }])
+    } finally {
+      await enc.close()
+    }
+  })
+
+  it('refuses under push maintenance with 503 and the maintenance verdict, writing nothing', async () => {
+    const { partitionId, txn } = await deadLettered('rt-maint', 1)
+    const before = await writtenRows(app)
+    await app.json('POST', '/api/v1/system/maintenance', { enabled: true })
+    try {
+      const res = await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)
+      expect(res).toMatchObject({ status: 503, body: { success: false, result: 'maintenance', code: 'maintenance', dlqRowRemoved: false } })
+    } finally {
+      await app.json('POST', '/api/v1/system/maintenance', { enabled: false })
+    }
+    expect(await writtenRows(app)).toEqual(before)
+    expect(await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)).toMatchObject({ status: 200, body: { result: 'moved' } })
   })
 
   it('refuses what it cannot retry with a clear 4xx and writes nothing', async () => {
     const { partitionId, txn } = await deadLettered('rt-refuse', 2)
     const before = await writtenRows(app)
-    expect(await post(`/api/v1/messages/${partitionId}/${txn(1)}/retry`)).toMatchObject({ status: 409, body: { error: 'Message is not in DLQ, cannot retry', code: 'not_in_dlq' } })
+    // A live message has nothing to replay: the same 404 as an unknown one.
+    expect(await post(`/api/v1/messages/${partitionId}/${txn(1)}/retry`)).toMatchObject({ status: 404, body: { error: 'Message not found', code: 'message_not_found', result: 'gone' } })
     expect(await post(`/api/v1/messages/${partitionId}/nope/retry`)).toMatchObject({ status: 404, body: { error: 'Message not found', code: 'message_not_found' } })
     expect(await post(`/api/v1/messages/not-a-uuid/${txn(0)}/retry`)).toMatchObject({ status: 404, body: { code: 'message_not_found' } })
-    expect(await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry?consumerGroup=elsewhere`)).toMatchObject({ status: 409, body: { code: 'not_in_dlq' } })
+    expect(await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry?consumerGroup=elsewhere`)).toMatchObject({ status: 404, body: { code: 'message_not_found' } })
     expect(await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`, { consumerGroup: '' })).toMatchObject({ status: 400, body: { code: 'invalid_request' } })
     expect(await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`, { consumerGroup: 7 })).toMatchObject({ status: 400, body: { code: 'invalid_request' } })
     const otherTenant = await tenanted.json('POST', `/api/v1/messages/${partitionId}/${txn(0)}/retry`, {}, { 'x-queen-tenant': 'acme' })
@@ -137,7 +170,7 @@ describe('the one-parameter forms /api/v1/messages/:transactionId/retry|dlq', ()
   it('find the message across partitions, and answer 409 listing them when the id is in several', async () => {
     const [one] = await push(app, [{ queue: 'op-q', partition: 'a', payload: 1, transactionId: 'op-unique' }])
     expect(await post('/api/v1/messages/op-unique/dlq')).toMatchObject({ status: 200, body: { movedToDLQ: true, partitionId: one!.partition_id } })
-    expect(await post('/api/v1/messages/op-unique/retry')).toMatchObject({ status: 200, body: { retried: true, partitionId: one!.partition_id } })
+    expect(await post('/api/v1/messages/op-unique/retry')).toMatchObject({ status: 200, body: { result: 'moved', partitionId: one!.partition_id } })
 
     const twice = await push(app, [
       { queue: 'op-q', partition: 'a', payload: 1, transactionId: 'op-shared' },
@@ -152,6 +185,6 @@ describe('the one-parameter forms /api/v1/messages/:transactionId/retry|dlq', ()
     ])
     expect(await post('/api/v1/messages/op-missing/dlq')).toMatchObject({ status: 404, body: { code: 'message_not_found' } })
     expect(await post('/api/v1/messages/op-missing/retry')).toMatchObject({ status: 404, body: { code: 'message_not_found' } })
-    expect(await post('/api/v1/messages/op-shared/retry')).toMatchObject({ status: 409, body: { code: 'not_in_dlq' } })
+    expect(await post('/api/v1/messages/op-shared/retry')).toMatchObject({ status: 404, body: { code: 'message_not_found', result: 'gone' } })
   })
 })

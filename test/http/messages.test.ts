@@ -1,8 +1,8 @@
-// Message reads and admin delete (API 5.9, D20) and the DLQ listing (API 5.10), over messages
-// that really went through push, pop, ack and the dead-letter path.
+// Message reads, the dead-letter delete and the DLQ listing, over messages that really went
+// through push, pop, ack and the dead-letter path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
-import { ack, acksOf, pop, push } from '../helpers/engine.js'
+import { ack, acksOf, pop, push, writtenRows } from '../helpers/engine.js'
 
 let app: TestApp
 beforeAll(async () => {
@@ -131,7 +131,7 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
       expect(other.status).toBe(404)
       expect((await tenants.json('GET', `/api/v1/messages/${theirs.partition_id}/t`, undefined, { 'x-tenant': 'acme' })).status).toBe(200)
       expect((await tenants.json('GET', '/api/v1/messages?queue=q', undefined, { 'x-tenant': 'globex' })).body.messages).toEqual([])
-      expect((await tenants.json('DELETE', `/api/v1/messages/${theirs.partition_id}/t`, undefined, { 'x-tenant': 'globex' })).body).toMatchObject({ success: false, deleted: 0 })
+      expect(await tenants.json('DELETE', `/api/v1/messages/${theirs.partition_id}/t`, undefined, { 'x-tenant': 'globex' })).toMatchObject({ status: 404, body: { success: false, code: 'message_not_found' } })
     } finally {
       await tenants.close()
     }
@@ -139,54 +139,51 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
 })
 
 describe('DELETE /api/v1/messages/:partitionId/:transactionId', () => {
-  it('tombstones every retained frame of the key and its DLQ rows; it is never shown again', async () => {
+  it("deletes the address's dead-letter rows and nothing else: the message itself stays in the log", async () => {
     const { partitionId } = await scenario('deleted')
     const res = await app.json('DELETE', `/api/v1/messages/${partitionId}/deleted-1`)
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, partitionId, transactionId: 'deleted-1', deleted: 1, message: 'Message deleted' })
-    expect((await get(`/api/v1/messages/${partitionId}/deleted-1`)).status).toBe(404)
-    expect((await list({ queue: 'deleted' })).body.messages.map((m: { offset: number }) => m.offset)).toEqual([3, 2, 0])
+    expect(res.body).toEqual({ success: true, partitionId, transactionId: 'deleted-1', deleted: 1, message: 'Message deleted successfully' })
+    expect((await get(`/api/v1/messages/${partitionId}/deleted-1`)).body).toMatchObject({ status: 'completed' })
+    expect((await list({ queue: 'deleted' })).body.messages.map((m: { offset: number }) => m.offset)).toEqual([3, 2, 1, 0])
     expect((await get('/api/v1/dlq?queue=deleted')).body.total).toBe(0)
     const [fetched] = (await app.json('POST', '/api/v1/fetch', { entries: [{ queue: 'deleted', partition: 'p', fromOffset: 0 }] })).body.entries
-    expect(fetched.frames.map((f: { offset: number }) => f.offset)).toEqual([0, 2, 3])
+    expect(fetched.frames.map((f: { offset: number }) => f.offset)).toEqual([0, 1, 2, 3])
+    // Deleted once, there is nothing left to delete.
+    expect((await app.json('DELETE', `/api/v1/messages/${partitionId}/deleted-1`)).status).toBe(404)
   })
 
-  it('is never delivered by pop, and the cursor passes it, so pending drains to zero', async () => {
-    const pushed = await push(app, [0, 1, 2, 3, 4].map((i) => ({ queue: 'skipped', partition: 'p', payload: i, transactionId: `sk-${i}` })))
+  it("deletes every consumer group's dead-letter row of the address", async () => {
+    await configure({ queue: 'dl-groups', retryLimit: 0 })
+    const [pushed] = await push(app, [{ queue: 'dl-groups', partition: 'p', payload: 1, transactionId: 'dg-0' }])
+    for (const group of ['a', 'b']) {
+      const popped = await pop(app, 'dl-groups', { consumerGroup: group, subscriptionMode: 'all' })
+      await ack(app, acksOf(popped.messages, 'failed'), group)
+    }
+    expect((await get('/api/v1/dlq?queue=dl-groups')).body.total).toBe(2)
+    expect((await app.json('DELETE', `/api/v1/messages/${pushed!.partition_id}/dg-0`)).body).toMatchObject({ success: true, deleted: 2 })
+    expect((await get('/api/v1/dlq?queue=dl-groups')).body.total).toBe(0)
+  })
+
+  it('never deletes a live message: 404, and pop still delivers it', async () => {
+    const pushed = await push(app, [0, 1, 2].map((i) => ({ queue: 'skipped', partition: 'p', payload: i, transactionId: `sk-${i}` })))
     const partitionId = pushed[0]!.partition_id
-    for (const i of [0, 1, 3]) await app.json('DELETE', `/api/v1/messages/${partitionId}/sk-${i}`)
+    const res = await app.json('DELETE', `/api/v1/messages/${partitionId}/sk-1`)
+    expect(res.status).toBe(404)
+    expect(res.body).toMatchObject({ success: false, error: 'Message not found', code: 'message_not_found', partitionId, transactionId: 'sk-1' })
     const popped = await pop(app, 'skipped', { batch: 10 })
-    expect(popped.messages.map((m) => m.data)).toEqual([2, 4])
-    await ack(app, acksOf(popped.messages))
-    expect((await get('/api/v1/resources/queues/skipped/depth')).body).toMatchObject({ pending: 0 })
-    expect((await pop(app, 'skipped')).status).toBe(204)
+    expect(popped.messages.map((m) => m.data)).toEqual([0, 1, 2])
   })
 
-  it('hands a conflating group the newest message that was not deleted', async () => {
-    const pushed = await push(app, [0, 1, 2].map((i) => ({ queue: 'latest', partition: 'p', payload: i, transactionId: `lt-${i}` })))
-    await app.json('DELETE', `/api/v1/messages/${pushed[0]!.partition_id}/lt-2`)
-    const popped = await pop(app, 'latest', { consumerGroup: 'view', delivery: 'conflate' })
-    expect(popped.messages.map((m) => m.data)).toEqual([1])
-    await ack(app, acksOf(popped.messages), 'view')
-    expect((await get('/api/v1/resources/queues/latest/depth?group=view')).body).toMatchObject({ pending: 0 })
-  })
-
-  it('still lets an ack of a message deleted during its round complete the round', async () => {
-    const pushed = await push(app, [0, 1].map((i) => ({ queue: 'mid-round', partition: 'p', payload: i, transactionId: `mr-${i}` })))
-    const popped = await pop(app, 'mid-round', { batch: 10 })
-    await app.json('DELETE', `/api/v1/messages/${pushed[0]!.partition_id}/mr-1`)
-    const acked = await ack(app, acksOf(popped.messages))
-    expect(acked.map((a) => a.success)).toEqual([true, true])
-    expect((await get('/api/v1/resources/queues/mid-round/depth')).body).toMatchObject({ pending: 0 })
-  })
-
-  it('answers 200 success false for an unknown or malformed key, deleting nothing', async () => {
+  it('answers 404 for an unknown or malformed key, deleting nothing', async () => {
     const [p] = await push(app, [{ queue: 'keep', payload: 1, transactionId: 'stay' }])
+    const before = await writtenRows(app)
     for (const path of [`/api/v1/messages/${p!.partition_id}/gone`, '/api/v1/messages/not-a-uuid/stay']) {
       const res = await app.json('DELETE', path)
-      expect(res.status).toBe(200)
-      expect(res.body).toMatchObject({ success: false, deleted: 0, message: 'Message not found' })
+      expect(res.status).toBe(404)
+      expect(res.body).toMatchObject({ success: false, error: 'Message not found', code: 'message_not_found' })
     }
+    expect(await writtenRows(app)).toEqual(before)
     expect((await get(`/api/v1/messages/${p!.partition_id}/stay`)).status).toBe(200)
   })
 })
@@ -206,6 +203,7 @@ describe('GET /api/v1/dlq', () => {
     expect(res.body.messages.map((m: { errorMessage: string }) => m.errorMessage)).toEqual(['bad 1', 'bad 0'])
     expect(res.body.messages[1]).toEqual({
       id: expect.any(String),
+      messageId: expect.any(String),
       transactionId: 's-0',
       partitionId: expect.any(String),
       queue: 'dlq.sealed',
@@ -219,6 +217,9 @@ describe('GET /api/v1/dlq', () => {
       failedAt: expect.stringMatching(/\.\d{3}Z$/),
       offset: 0,
     })
+    // id is the dead-letter row's, the one the replay route takes; messageId is the message's.
+    const [row] = await app.database.sql<{ id: string; message_id: string }>(`select id::text, message_id::text from queen.log_dlq where transaction_id = 's-0'`)
+    expect(res.body.messages[1]).toMatchObject({ id: row!.id, messageId: row!.message_id })
   })
 
   it('honours every filter, pages with a total, and answers an unknown queue with an empty list', async () => {

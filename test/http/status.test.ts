@@ -121,12 +121,12 @@ describe('GET /api/v1/status/queues/:queue/messages', () => {
     expect(created).toEqual([...created].sort().reverse())
   })
 
-  it('leaves out a deleted message', async () => {
+  it('keeps listing a live message a delete refused (only dead letters are deleted)', async () => {
     await push(app, [{ queue: 'st-deleted', transactionId: 'gone', payload: 1 }, { queue: 'st-deleted', transactionId: 'kept', payload: 2 }])
     const [{ partitionId }] = (await get('/api/v1/status/queues/st-deleted/messages')).body
-    expect((await app.json('DELETE', `/api/v1/messages/${partitionId}/gone`)).body).toMatchObject({ success: true })
+    expect((await app.json('DELETE', `/api/v1/messages/${partitionId}/gone`)).body).toMatchObject({ success: false, code: 'message_not_found' })
     const after = await get('/api/v1/status/queues/st-deleted/messages')
-    expect(after.body.map((m: { transactionId: string }) => m.transactionId)).toEqual(['kept'])
+    expect(after.body.map((m: { transactionId: string }) => m.transactionId)).toEqual(['kept', 'gone'])
   })
 })
 

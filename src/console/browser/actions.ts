@@ -1,5 +1,5 @@
 // The console's actions, each one public API call: clear a queue or a partition, delete a queue,
-// retry a dead letter, move a message to the DLQ, seek or delete a consumer group, maintenance on
+// replay a dead letter, purge a queue's dead letters, move a message to the DLQ, seek or delete a consumer group, maintenance on
 // and off, refresh stats (docs/console.md lists each with its route and roles). A button is drawn
 // only when the broker would accept its route from this session, and each asks for a confirmation
 // that names what will change before it sends anything; the answer (or the refusal) is shown as the
@@ -124,19 +124,38 @@ export function deleteQueueButton(queue: string, total: number, navigate: Naviga
     }, navigate)
 }
 
-interface Retried {
-  transactionId: string
+/** The verdict of a dead-letter move (POST /api/v1/dlq/:id/replay), as the console reads it. */
+interface Moved {
+  result: 'moved' | 'duplicate'
   consumerGroup: string
-  redelivery: 'rewind' | 'repush'
-  newTransactionId?: string
+  originalTransactionId: string
+  replayedAs: { transaction_id: string; offset: number; queueName: string }
 }
 
-export function retryButton(m: DeadLetter, navigate: Navigate): HTMLButtonElement {
-  return actionButton('Retry', 'retry-' + m.transactionId,
-    'Retry message ' + m.transactionId + ' of ' + m.queue + ' / ' + m.partition + ' for ' + groupLabel(m.consumerGroup) + '? Its dead letter is removed and that group receives the message again.',
+/**
+ * Replays one dead letter by its row id: the message goes back into its queue as a new message
+ * under the transaction id dlq:<row id>, and only this group's dead letter is removed. A
+ * `duplicate` verdict wrote nothing and kept the row, and says so.
+ */
+export function replayButton(m: DeadLetter, navigate: Navigate): HTMLButtonElement {
+  return actionButton('Replay', 'replay-' + m.transactionId,
+    'Replay message ' + m.transactionId + ' of ' + m.queue + ' / ' + m.partition + ' dead-lettered by ' + groupLabel(m.consumerGroup) +
+      '? It is pushed again at the end of the partition as transaction dlq:' + m.id + ' (every group reading the partition receives it), and this dead letter is removed.',
     async () => {
-      const r = await api<Retried>('/api/v1/messages/' + seg(m.partitionId) + '/' + seg(m.transactionId) + '/retry?consumerGroup=' + seg(m.consumerGroup), { method: 'POST', body: {} })
-      return 'Retried ' + r.transactionId + ' for ' + groupLabel(r.consumerGroup) + (r.redelivery === 'repush' ? ' (re-pushed as ' + r.newTransactionId + ').' : '.')
+      const r = await api<Moved>('/api/v1/dlq/' + seg(m.id) + '/replay', { method: 'POST' })
+      return r.result === 'moved'
+        ? 'Replayed ' + r.originalTransactionId + ' for ' + groupLabel(r.consumerGroup) + ' as ' + r.replayedAs.transaction_id + ' at offset ' + r.replayedAs.offset + '.'
+        : 'Not replayed: ' + r.replayedAs.transaction_id + ' is already in ' + r.replayedAs.queueName + ' (offset ' + r.replayedAs.offset + '); the dead letter is kept.'
+    }, navigate)
+}
+
+/** Purges the dead letters of one queue (admin): every group's, or one group's when given. */
+export function purgeButton(queue: string, total: number, navigate: Navigate): HTMLButtonElement {
+  return actionButton('Purge dead letters', 'purge-dlq',
+    'Purge the ' + total + ' dead letters of queue "' + queue + '"? They are deleted without being replayed; the messages in the queue are untouched. This cannot be undone.',
+    async () => {
+      const r = await api<{ deleted: number; queue: string }>('/api/v1/dlq?queue=' + seg(queue), { method: 'DELETE' })
+      return 'Purged ' + r.deleted + ' dead letters of ' + r.queue + '.'
     }, navigate)
 }
 

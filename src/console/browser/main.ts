@@ -17,6 +17,7 @@ import { sinksView } from './sinks.js'
 import { streamsView } from './streams.js'
 import { systemView } from './system.js'
 import { traceNamesView, traceView } from './traces.js'
+import { workloadView } from './workload.js'
 
 /** An element of the shell (shell.ts), which always draws these. */
 function shellElement<E extends HTMLElement>(id: string): E {
@@ -56,6 +57,7 @@ function route(url: URL): Route | null {
   if (section === 'queues' && parts.length === 5 && action === 'partitions') return liveView(['Messages of ', name, ' / ', extra], () => partitionView(name, extra, q, navigate))
   if (section === 'messages' && parts.length === 4) return liveView(['Message ', action], () => messageView(name, action, navigate))
   if (section === 'dlq' && parts.length === 2) return liveView(['Dead letters', q.get('queue') !== null ? ' of ' + q.get('queue') : ''], () => dlqView(q, navigate))
+  if (section === 'workload' && parts.length === 2) return liveView('Workload', () => workloadView(q))
   if (section === 'groups' && parts.length === 2) return liveView('Consumer groups', () => groupsView(q))
   if (section === 'groups' && parts.length === 3) return liveView(['Consumer group ', name], () => groupView(name, navigate))
   if (section === 'traces' && parts.length === 2) return liveView('Traces', () => traceNamesView())

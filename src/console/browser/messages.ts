@@ -4,7 +4,7 @@
 // message with its payload, its groups and its traces (GET /api/v1/messages/:pid/:txn,
 // /api/v1/traces/:pid/:txn, /api/v1/dlq); and a search by transaction id over a queue's partitions.
 import { QUEUE_MODE } from '../../names.js'
-import { capabilities, moveToDlqButton, retryButton } from './actions.js'
+import { capabilities, moveToDlqButton, replayButton } from './actions.js'
 import { api, seg, statusOf } from './api.js'
 import type { DeadLetter, DeadLetters } from './dlq.js'
 import { h, link, num, rowLink, table, time, type Child, type Navigate } from './dom.js'
@@ -161,7 +161,7 @@ export async function messageView(partitionId: string, transactionId: string, na
     { label: 'Next offset to read', num: true, cell: (r) => (r.cursor === null ? 'not started' : num(r.cursor)) },
     { label: 'Consumed', cell: (r) => (r.consumed ? 'yes' : h('strong', { class: 'warn' }, 'not yet')) },
     { label: 'Dead letter', cell: (r) => (r.letter ? [time(r.letter.failedAt), ' ', r.letter.errorMessage || ''] : '–') },
-    ...(caps.write ? [{ label: 'Action', cell: (r: GroupRow) => (r.letter ? retryButton(r.letter, navigate) : '–') }] : []),
+    ...(caps.write ? [{ label: 'Action', cell: (r: GroupRow) => (r.letter ? replayButton(r.letter, navigate) : '–') }] : []),
   ], rows, 'No consumer group reads this queue yet.')
   groups.setAttribute('data-testid', 'message-groups')
   const traceTable = table<Trace>([

@@ -43,7 +43,7 @@ const messageDetail = z.object({
   consumerGroups: z.array(z.object({ name: z.string(), consumed: z.boolean(), leaseExpiresAt: instant.nullable() })),
 })
 
-const deleted = z.object({ success: z.boolean(), partitionId: z.string(), transactionId: z.string(), deleted: count, message: z.string() })
+const deleted = z.object({ success: z.literal(true), partitionId: z.string(), transactionId: z.string(), deleted: count, message: z.string() })
 
 // The route decrypts and relays each row without enc; its keys go out in the order this listing
 // has always had: data first, then as jsonb orders the rest (shorter keys first). Loose, so a key
@@ -51,7 +51,9 @@ const deleted = z.object({ success: z.boolean(), partitionId: z.string(), transa
 const dlqRow = z.looseObject({
   enc: z.boolean(),
   data: z.unknown(),
+  /** The dead-letter row's id: what POST /api/v1/dlq/:id/replay takes. */
   id: z.string(),
+  messageId: z.string(),
   queue: z.string(),
   offset,
   failedAt: instant,
@@ -77,10 +79,10 @@ export const messagesFamily = defineFamily({
     transactionId: 'text',
     now: 'timestamptz',
   }).returns(verbatim(messageDetail)),
-  /** Admin delete by tombstone: every retained frame of the key, and its DLQ rows. */
+  /** Deletes the dead-letter rows of an address (every group's); QMNDL when there is none. A live message is never deleted. */
   log_message_delete_v1: tenantScoped<{ tenant: string; partitionId: string; transactionId: string }>({
     tenant: 'text',
-    partitionId: 'uuid',
+    partitionId: 'text',
     transactionId: 'text',
   }).returns(verbatim(deleted)),
   /** The DLQ listing, newest failure first, with its total. */
