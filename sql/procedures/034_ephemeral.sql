@@ -85,6 +85,7 @@ $$;
 -- what was pushed before it. The caller holds the ring row and updates its counters.
 -- Returns (n, bytes) deleted.
 create or replace function queen._eph_trim(p_tenant text, p_queue text, p_partition text, out n bigint, out bytes bigint)
+returns record
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
@@ -509,7 +510,7 @@ $$;
 -- options, groupDepths:[{group, pending}]}], "count", "cellBytes"}.
 create or replace function queen.ephemeral_queues_v1(p_tenant text)
 returns jsonb
-language plpgsql stable
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
@@ -555,7 +556,7 @@ $$;
 -- bytes}], groups:[{group, pending, skipped}]}.
 create or replace function queen.ephemeral_depth_v1(p_tenant text, p_queue text, p_group text default null)
 returns jsonb
-language plpgsql stable
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
