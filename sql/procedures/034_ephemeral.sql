@@ -282,14 +282,17 @@ begin
     v_cutoff := v_now - make_interval(secs => (v_opt->>'ttlSeconds')::bigint);
   end if;
 
-  -- Redeliveries: leases that expired or were handed back.
+  -- Redeliveries: leases that expired or were handed back, those handed back or expired longest
+  -- ago first. The scan reads the group's leases (what it has in flight) by primary-key prefix: a
+  -- second index led by the same columns would tie with the primary key in every plan made before
+  -- the table's first ANALYZE, and the acks' single-lease lookups would then walk it.
   for r in
     select l.seq, l.partition, l.attempts, m.payload, m.created_at, m.seq is not null as present
       from ephemeral_leases l
       left join ephemeral_messages m on m.tenant_id = l.tenant_id and m.queue = l.queue and m.seq = l.seq
      where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lease_until <= v_now
        and (p_partition is null or l.partition = p_partition)
-     order by l.seq
+     order by l.lease_until, l.seq
      limit p_batch
   loop
     if not r.present or (v_cutoff is not null and r.created_at < v_cutoff) or r.attempts + 1 > v_retry_limit then
@@ -369,7 +372,11 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_epoch text;
+  v_input jsonb;
+  v_done jsonb := '[]'::jsonb;
+  v_redo jsonb := '[]'::jsonb;
   v_out jsonb;
+  r record;
 begin
   perform _eph_check_on();
   perform _eph_check_name('queue', p_queue);
@@ -380,39 +387,52 @@ begin
     raise exception using errcode = 'QMEBR', message = 'acks: must be an array of at most 10000';
   end if;
   v_epoch := _eph_epoch();
-  with input as (
-    select x.ord, x.a->>'id' as id, coalesce(x.a->>'status', 'completed') as status,
-           m[1] as epoch, m[2]::bigint as seq, coalesce(m[3]::integer, 0) as attempts
-      from jsonb_array_elements(p_acks) with ordinality x(a, ord)
-      left join lateral regexp_match(x.a->>'id', '^e:([^:]+):.*:([0-9]{1,18})(?:\.([0-9]{1,9}))?$') m on true
-  ), firsts as (
-    select distinct on (i.seq, i.attempts) i.* from input i
-     where i.epoch = v_epoch
-     order by i.seq, i.attempts, i.ord
-  ), done as (
-    delete from ephemeral_leases l
-     using firsts f
-     where f.status = 'completed'
-       and l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.seq = f.seq and l.attempts = f.attempts
-    returning l.seq, l.attempts
-  ), redo as (
-    update ephemeral_leases l set lease_until = '-infinity'
-      from firsts f
-     where f.status in ('failed', 'retry')
-       and l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.seq = f.seq and l.attempts = f.attempts
-    returning l.seq, l.attempts
-  )
-  select coalesce(jsonb_agg(jsonb_build_object('id', i.id, 'outcome',
+  -- Each ack parsed once: {ord, id, status, epoch, seq, attempts, first}; `first` marks the first
+  -- time a call names one delivery (its repeats are 'unknown').
+  select coalesce(jsonb_agg(to_jsonb(p) order by p.ord), '[]'::jsonb) into v_input
+    from (
+      select q.*, row_number() over (partition by q.seq, q.attempts order by q.ord) = 1 as first
+        from (
+          select x.ord, x.a->>'id' as id, coalesce(x.a->>'status', 'completed') as status,
+                 m[1] as epoch, m[2]::bigint as seq, coalesce(m[3]::integer, 0) as attempts
+            from jsonb_array_elements(p_acks) with ordinality x(a, ord)
+            left join lateral regexp_match(x.a->>'id', '^e:([^:]+):.*:([0-9]{1,18})(?:\.([0-9]{1,9}))?$') m on true
+        ) q
+    ) p;
+
+  -- One statement per lease, by its whole primary key: a plan no statistics can spoil (the
+  -- unlogged tables are often younger than their first ANALYZE). The attempt must match too, so an
+  -- earlier delivery's id settles nothing.
+  for r in
+    select (e->>'seq')::bigint as seq, (e->>'attempts')::integer as attempts, e->>'status' = 'completed' as completed
+      from jsonb_array_elements(v_input) e
+     where e->>'epoch' = v_epoch and (e->>'first')::boolean
+  loop
+    if r.completed then
+      delete from ephemeral_leases l
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.seq = r.seq and l.attempts = r.attempts;
+      if found then
+        v_done := v_done || jsonb_build_array(r.seq::text || '.' || r.attempts);
+      end if;
+    else
+      update ephemeral_leases l set lease_until = '-infinity'
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.seq = r.seq and l.attempts = r.attempts;
+      if found then
+        v_redo := v_redo || jsonb_build_array(r.seq::text || '.' || r.attempts);
+      end if;
+    end if;
+  end loop;
+
+  select coalesce(jsonb_agg(jsonb_build_object('id', e->>'id', 'outcome',
            case
-             when i.epoch is not null and i.epoch <> v_epoch then 'stale'
-             when f.ord is null then 'unknown'
-             when exists (select 1 from done d where d.seq = i.seq and d.attempts = i.attempts) then 'acked'
-             when exists (select 1 from redo d where d.seq = i.seq and d.attempts = i.attempts) then 'redelivered'
+             when e->>'epoch' is not null and e->>'epoch' <> v_epoch then 'stale'
+             when e->>'epoch' is null or not (e->>'first')::boolean then 'unknown'
+             when v_done ? ((e->>'seq') || '.' || (e->>'attempts')) then 'acked'
+             when v_redo ? ((e->>'seq') || '.' || (e->>'attempts')) then 'redelivered'
              else 'unknown'
-           end) order by i.ord), '[]'::jsonb)
+           end) order by (e->>'ord')::bigint), '[]'::jsonb)
     into v_out
-    from input i
-    left join firsts f on f.ord = i.ord;
+    from jsonb_array_elements(v_input) e;
   return jsonb_build_object('results', v_out);
 end
 $$;
