@@ -23,10 +23,14 @@ create unlogged table queen.ephemeral_incarnation (
 );
 
 -- One ring per queue, declared or implicit: the row every push locks (so messages of a queue are
--- numbered in commit order) and the counters the bounds are checked against.
+-- numbered in commit order) and the counters the bounds are checked against. next_seq starts at
+-- the microsecond clock when the ring is made, so a queue deleted and made again does not reissue
+-- a number while its predecessor averaged under a message per microsecond. No sequence: a
+-- sequence is WAL-logged, and one WAL record makes a commit wait for a flush.
 create unlogged table queen.ephemeral_rings (
   tenant_id text not null default '',
   queue text not null,
+  next_seq bigint not null default (extract(epoch from clock_timestamp()) * 1000000)::bigint,
   depth bigint not null default 0,
   bytes bigint not null default 0,
   drops_bounds bigint not null default 0,
@@ -35,10 +39,6 @@ create unlogged table queen.ephemeral_rings (
   touched_at timestamptz not null default now(),
   primary key (tenant_id, queue)
 );
-
--- Message numbers. An ordinary sequence: it never goes back, not even after a crash, so an id
--- names one message for the life of the database.
-create sequence queen.ephemeral_seq;
 
 create unlogged table queen.ephemeral_messages (
   tenant_id text not null default '',

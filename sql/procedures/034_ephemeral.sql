@@ -120,8 +120,9 @@ $$;
 -- expired and trims what every group has consumed; a breach under policy 'reject' (or a request
 -- larger than the bounds themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest
 -- messages go, counted as bounds drops.
--- Returns {"pushed"}. Concurrency: pushes to one queue serialise on its ring row, so message
--- numbers follow commit order and a cursor never passes a message committed later.
+-- Returns {"pushed"}. Concurrency: pushes to one queue serialise on its ring row, which hands out
+-- the numbers, so numbers follow commit order and a cursor never passes a message committed later.
+-- Writes no WAL (every table it writes is unlogged), so its commit never waits for a flush.
 create or replace function queen.ephemeral_push_v1(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
 returns jsonb
 language plpgsql volatile
@@ -156,8 +157,11 @@ begin
   end if;
   select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
 
-  insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
   select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+  if v_ring.queue is null then
+    insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
+    select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+  end if;
   v_opt := _eph_options_of(p_tenant, p_queue);
   v_ttl := (v_opt->>'ttlSeconds')::bigint;
   v_max_len := (v_opt->>'maxLength')::bigint;
@@ -212,11 +216,12 @@ begin
   end if;
 
   insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
-  select p_tenant, p_queue, p_partition, nextval('queen.ephemeral_seq'), e.value, octet_length(e.value::text)
-    from jsonb_array_elements(p_payloads) e;
+  select p_tenant, p_queue, p_partition, v_ring.next_seq + e.ord - 1, e.value, octet_length(e.value::text)
+    from jsonb_array_elements(p_payloads) with ordinality e(value, ord);
 
   update ephemeral_rings
-     set depth = depth - v_ttl_n - v_gone - v_drop_n + v_n,
+     set next_seq = next_seq + v_n,
+         depth = depth - v_ttl_n - v_gone - v_drop_n + v_n,
          bytes = bytes - v_ttl_bytes - v_gone_bytes - v_drop_bytes + v_bytes,
          drops_ttl = drops_ttl + v_ttl_n,
          drops_bounds = drops_bounds + v_drop_n,

@@ -275,6 +275,8 @@ export const ephemeralIncarnation = queen.table('ephemeral_incarnation', {
 export const ephemeralRings = queen.table('ephemeral_rings', {
   tenantId: text('tenant_id').notNull().default(''),
   queue: text('queue').notNull(),
+  // The database's default is the microsecond clock at the ring's creation (0014_ephemeral.sql).
+  nextSeq: int8('next_seq').notNull().default(0),
   depth: int8('depth').notNull().default(0),
   bytes: int8('bytes').notNull().default(0),
   dropsBounds: int8('drops_bounds').notNull().default(0),
