@@ -378,10 +378,13 @@ as $$
 declare
   v_epoch text;
   v_input jsonb;
+  v_done_seq bigint[];
+  v_done_key text[];
+  v_back_seq bigint[];
+  v_back_key text[];
   v_done jsonb := '[]'::jsonb;
   v_redo jsonb := '[]'::jsonb;
   v_out jsonb;
-  r record;
 begin
   perform _eph_check_on();
   perform _eph_check_name('queue', p_queue);
@@ -405,28 +408,36 @@ begin
         ) q
     ) p;
 
-  -- One statement per lease, by its whole primary key: a plan no statistics can spoil (the
-  -- unlogged tables are often younger than their first ANALYZE). The attempt must match too, so an
-  -- earlier delivery's id settles nothing.
-  for r in
-    select (e->>'seq')::bigint as seq, (e->>'attempts')::integer as attempts, e->>'status' = 'completed' as completed
-      from jsonb_array_elements(v_input) e
-     where e->>'epoch' = v_epoch and (e->>'first')::boolean
-  loop
-    if r.completed then
+  -- Two statements for the whole call. Whichever plan the planner picks (before a fresh unlogged
+  -- table's first ANALYZE it may walk the group's leases by key prefix rather than probe each
+  -- number), the work is bounded by what the group has in flight, and the hashed `= any` tests
+  -- each lease once. The attempt must match too, so an earlier delivery's id settles nothing.
+  select coalesce(array_agg((e->>'seq')::bigint) filter (where e->>'status' = 'completed'), '{}'),
+         coalesce(array_agg((e->>'seq') || '.' || (e->>'attempts')) filter (where e->>'status' = 'completed'), '{}'),
+         coalesce(array_agg((e->>'seq')::bigint) filter (where e->>'status' <> 'completed'), '{}'),
+         coalesce(array_agg((e->>'seq') || '.' || (e->>'attempts')) filter (where e->>'status' <> 'completed'), '{}')
+    into v_done_seq, v_done_key, v_back_seq, v_back_key
+    from jsonb_array_elements(v_input) e
+   where e->>'epoch' = v_epoch and (e->>'first')::boolean;
+
+  if cardinality(v_done_seq) > 0 then
+    with gone as (
       delete from ephemeral_leases l
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.seq = r.seq and l.attempts = r.attempts;
-      if found then
-        v_done := v_done || jsonb_build_array(r.seq::text || '.' || r.attempts);
-      end if;
-    else
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+         and l.seq = any(v_done_seq) and (l.seq::text || '.' || l.attempts) = any(v_done_key)
+      returning l.seq::text || '.' || l.attempts as key
+    )
+    select coalesce(jsonb_agg(key), '[]'::jsonb) into v_done from gone;
+  end if;
+  if cardinality(v_back_seq) > 0 then
+    with back as (
       update ephemeral_leases l set lease_until = '-infinity'
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.seq = r.seq and l.attempts = r.attempts;
-      if found then
-        v_redo := v_redo || jsonb_build_array(r.seq::text || '.' || r.attempts);
-      end if;
-    end if;
-  end loop;
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+         and l.seq = any(v_back_seq) and (l.seq::text || '.' || l.attempts) = any(v_back_key)
+      returning l.seq::text || '.' || l.attempts as key
+    )
+    select coalesce(jsonb_agg(key), '[]'::jsonb) into v_redo from back;
+  end if;
 
   select coalesce(jsonb_agg(jsonb_build_object('id', e->>'id', 'outcome',
            case
