@@ -124,6 +124,20 @@ describe('ephemeral push, pop and ack', () => {
   })
 })
 
+describe('ephemeral metrics', () => {
+  it('counts pushed and popped messages and ack verdicts on /metrics/prometheus', async () => {
+    await push('counted', [1, 2])
+    const popped = (await pop('counted', { batch: 10 })).body.messages
+    await ack('counted', [{ id: popped[0].id }, { id: 'e:gone:Default:1' }])
+    const text = (await app.json('GET', '/metrics/prometheus')).body as string
+    const value = (line: string) => Number(text.split('\n').find((l) => l.startsWith(line + ' '))?.slice(line.length + 1))
+    expect(value('queen_ephemeral_pushed_messages_total')).toBeGreaterThanOrEqual(2)
+    expect(value('queen_ephemeral_popped_messages_total')).toBeGreaterThanOrEqual(2)
+    expect(value('queen_ephemeral_acks_total{outcome="acked"}')).toBeGreaterThanOrEqual(1)
+    expect(value('queen_ephemeral_acks_total{outcome="stale"}')).toBeGreaterThanOrEqual(1)
+  })
+})
+
 describe('ephemeral configure, bounds and ttl', () => {
   it('stores the declaration as sent and echoes it 201', async () => {
     const options = { maxBytes: 1048576, maxLength: 1000, policy: 'dropOldest', ttlSeconds: 30, leaseSeconds: 15, retryLimit: 3, windowBuffer: { ms: 20, count: 50 } }
