@@ -3,7 +3,7 @@
 // body.error as a string; "invalid" is added only by the sink-hold refusals of configure.
 import { DbError } from './db/errors.js'
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 414 | 431 | 500 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 414 | 429 | 431 | 500 | 503
 
 export class HttpError extends Error {
   constructor(
@@ -92,6 +92,12 @@ const SQLSTATES: Record<string, Answer> = {
   QMBHD: { status: 503, code: 'database_behind', message: "The tenant's database is not migrated to this version; retry later", headers: retryAfter(5) },
   QMNDB: { status: 503, code: 'database_unconfigured', message: "The tenant's database is not configured on this broker; retry later", headers: retryAfter(5) },
   QMENC: { status: 503, code: 'encryption_changed', message: 'Queue encryption changed during the push; retry', headers: retryAfter(1) },
+  // Ephemeral queues (docs/ephemeral.md): Queen's own codes for that family.
+  QMEBR: { status: 400, code: 'ephemeral_bad_request' },
+  QMENF: { status: 404, code: 'ephemeral_queue_not_found' },
+  // Backpressure: a consumer draining the ring lets the same push in on a later try.
+  QMEFL: { status: 429, code: 'queue_full', headers: retryAfter(1) },
+  QMEOF: { status: 503, code: 'ephemeral_disabled', message: 'Ephemeral queues are paused by an operator; retry later', headers: retryAfter(5) },
 }
 
 function answered(error: DbError, answer: Answer): HttpError {

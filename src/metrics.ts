@@ -57,6 +57,8 @@ export interface ProcessMetrics {
   pushed(statuses: readonly string[]): void
   popped(messages: number): void
   acked(items: readonly AckObservation[]): void
+  /** Ephemeral traffic (docs/ephemeral.md): messages pushed, messages delivered, ack verdicts. */
+  ephemeral(event: { pushed?: number; popped?: number; outcomes?: readonly string[] }): void
   /** +1 when a long poll starts waiting, −1 when it stops. */
   longPoll(delta: 1 | -1): void
   readonly longPollsWaiting: number
@@ -102,6 +104,8 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
   const httpTotals = new Map<string, number>()
   const durations = new Map<string, Histogram>()
   const ackTotals = new Map<string, number>()
+  const ephemeral = { pushed: 0, popped: 0, pops: 0 }
+  const ephemeralAcks = new Map<string, number>()
   let waiting = 0
   const clusterCache = new Map<string, { at: number; value: unknown }>()
 
@@ -147,6 +151,14 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
         const key = `${status}\u0000${item.success ? 'ok' : 'error'}`
         ackTotals.set(key, (ackTotals.get(key) ?? 0) + 1)
       }
+    },
+    ephemeral(event) {
+      ephemeral.pushed += event.pushed ?? 0
+      if (event.popped !== undefined) {
+        ephemeral.pops++
+        ephemeral.popped += event.popped
+      }
+      for (const outcome of event.outcomes ?? []) ephemeralAcks.set(outcome, (ephemeralAcks.get(outcome) ?? 0) + 1)
     },
     longPoll(delta) {
       waiting = Math.max(0, waiting + delta)
@@ -200,6 +212,14 @@ export function createProcessMetrics(runtime: 'node' | 'workers', now: () => num
       }
       family('queen_dead_lettered_total', 'counter', 'Ack items (transactions included) that wrote a DLQ row.')
       out.push(`queen_dead_lettered_total ${counters.deadLettered}`)
+      family('queen_ephemeral_pushed_messages_total', 'counter', 'Messages pushed to ephemeral queues.')
+      out.push(`queen_ephemeral_pushed_messages_total ${ephemeral.pushed}`)
+      family('queen_ephemeral_pop_requests_total', 'counter', 'Ephemeral pop requests answered.')
+      out.push(`queen_ephemeral_pop_requests_total ${ephemeral.pops}`)
+      family('queen_ephemeral_popped_messages_total', 'counter', 'Messages delivered by ephemeral pops.')
+      out.push(`queen_ephemeral_popped_messages_total ${ephemeral.popped}`)
+      family('queen_ephemeral_acks_total', 'counter', 'Ephemeral ack items by verdict.')
+      for (const [outcome, n] of ephemeralAcks) out.push(`queen_ephemeral_acks_total{outcome="${label(outcome)}"} ${n}`)
       family('queen_long_polls_waiting', 'gauge', 'Pops of this process waiting for messages.')
       out.push(`queen_long_polls_waiting ${waiting}`)
       if (pool) {

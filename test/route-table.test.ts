@@ -95,6 +95,16 @@ GET /streams/v1/queries | R RW A | none
 DELETE /streams/v1/queries/:name | A | none
 POST /streams/v1/state/get | R RW A | required
 POST /streams/v1/cycle | RW A | required
+POST /api/v1/ephemeral/push | W RW A | required
+GET /api/v1/ephemeral/pop | RW A | none
+POST /api/v1/ephemeral/ack | RW A | required
+POST /api/v1/ephemeral/configure | RW A | required
+POST /api/v1/ephemeral/reset | RW A | required
+DELETE /api/v1/ephemeral/queue/:queue | RW A | none
+GET /api/v1/ephemeral/queues | R RW A | none
+GET /api/v1/ephemeral/queues/:queue/depth | R RW A | none
+GET /api/v1/system/ephemeral | A | none
+POST /api/v1/system/ephemeral | A | required | broker
 `
   .trim()
   .split('\n')

@@ -13,6 +13,7 @@ import { analyticsDashboardFamily } from './procedures/analytics-dashboard.js'
 import { configureFamily } from './procedures/configure.js'
 import { consumerGroupsFamily } from './procedures/consumer-groups.js'
 import { dedupPurgeFamily } from './procedures/dedup-purge.js'
+import { ephemeralFamily } from './procedures/ephemeral.js'
 import { evictionFamily } from './procedures/eviction.js'
 import { fetchFamily } from './procedures/fetch.js'
 import { kvFamily } from './procedures/kv.js'
@@ -75,6 +76,7 @@ export const families = {
   streams: streamsFamily,
   sink: sinkFamily,
   placements: placementsFamily,
+  ephemeral: ephemeralFamily,
 } as const
 
 export const procedures = {
@@ -106,6 +108,7 @@ export const procedures = {
   ...streamsFamily,
   ...sinkFamily,
   ...placementsFamily,
+  ...ephemeralFamily,
 } as const
 
 export type Procedures = typeof procedures

@@ -257,6 +257,71 @@ export const placementDirectory = queen.table('placement_directory', {
 })
 
 /** Every table, keyed by its SQL name. */
+// Ephemeral queues (sql/migrations/0014_ephemeral.sql): the declarations are ordinary rows, the
+// rest is UNLOGGED (docs/ephemeral.md).
+export const ephemeralDeclarations = queen.table('ephemeral_declarations', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  options: jsonb('options').notNull(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+})
+
+export const ephemeralIncarnation = queen.table('ephemeral_incarnation', {
+  id: integer('id').primaryKey(),
+  epoch: text('epoch').notNull(),
+  startedAt: tstz('started_at').notNull().defaultNow(),
+})
+
+export const ephemeralRings = queen.table('ephemeral_rings', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  // The database's default is the microsecond clock at the ring's creation (0014_ephemeral.sql).
+  nextSeq: int8('next_seq').notNull().default(0),
+  depth: int8('depth').notNull().default(0),
+  bytes: int8('bytes').notNull().default(0),
+  dropsBounds: int8('drops_bounds').notNull().default(0),
+  dropsTtl: int8('drops_ttl').notNull().default(0),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  touchedAt: tstz('touched_at').notNull().defaultNow(),
+})
+
+export const ephemeralMessages = queen.table('ephemeral_messages', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  partition: text('partition').notNull(),
+  seq: int8('seq').notNull(),
+  payload: jsonb('payload').notNull(),
+  bytes: integer('bytes').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+})
+
+export const ephemeralGroups = queen.table('ephemeral_groups', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  grp: text('grp').notNull(),
+  scanFrom: int8('scan_from').notNull().default(0),
+  dropsRetry: int8('drops_retry').notNull().default(0),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+})
+
+export const ephemeralCursors = queen.table('ephemeral_cursors', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  grp: text('grp').notNull(),
+  partition: text('partition').notNull(),
+  lastSeq: int8('last_seq').notNull(),
+})
+
+export const ephemeralLeases = queen.table('ephemeral_leases', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  grp: text('grp').notNull(),
+  seq: int8('seq').notNull(),
+  partition: text('partition').notNull(),
+  attempts: integer('attempts').notNull(),
+  leaseUntil: tstz('lease_until').notNull(),
+})
+
 export const tables = {
   queues,
   log_partitions: logPartitions,
@@ -279,4 +344,11 @@ export const tables = {
   stream_shards: streamShards,
   placements,
   placement_directory: placementDirectory,
+  ephemeral_declarations: ephemeralDeclarations,
+  ephemeral_incarnation: ephemeralIncarnation,
+  ephemeral_rings: ephemeralRings,
+  ephemeral_messages: ephemeralMessages,
+  ephemeral_groups: ephemeralGroups,
+  ephemeral_cursors: ephemeralCursors,
+  ephemeral_leases: ephemeralLeases,
 }

@@ -10,6 +10,7 @@ import type { Context, Handler } from 'hono'
 import type { z } from 'zod'
 import type { AppEnv } from './env.js'
 import type { Role } from './auth.js'
+import { HttpError } from '../errors.js'
 import { queryObject } from './query-schema.js'
 import { fieldColon, fieldSpace, validate } from './validate.js'
 
@@ -45,6 +46,11 @@ export interface RouteSpec {
    * refused with 403 tenant_forbidden, whether or not tenancy is on.
    */
   brokerWide?: true
+  /**
+   * The code a refused input answers with, where a family has its own (the ephemeral routes answer
+   * ephemeral_bad_request); invalid_request otherwise.
+   */
+  badRequestCode?: string
   request?: RequestSchemas
 }
 
@@ -85,7 +91,21 @@ export function route<R extends RequestSchemas = RequestSchemas>(
   spec: RouteSpec & { request?: R },
   handler: (c: Context<AppEnv>, input: RouteInput<R>) => ReturnType<Handler<AppEnv>>,
 ): RouteDef {
-  return { ...spec, handler: (c) => handler(c, routeInput(spec.request, c)) }
+  const code = spec.badRequestCode
+  if (code === undefined) return { ...spec, handler: (c) => handler(c, routeInput(spec.request, c)) }
+  return {
+    ...spec,
+    handler: (c) => {
+      let input: RouteInput<R>
+      try {
+        input = routeInput(spec.request, c)
+      } catch (error) {
+        if (error instanceof HttpError && error.status === 400 && error.code === 'invalid_request') throw new HttpError(400, code, error.message)
+        throw error
+      }
+      return handler(c, input)
+    },
+  }
 }
 
 /** Role sets by name, as docs/routes.md writes them (W write-only, R read-only, RW read-write, A admin). */

@@ -6,6 +6,7 @@ import { analyticsRoutes } from './analytics.js'
 import { configureRoutes } from './configure.js'
 import { consumerGroupRoutes } from './consumer-groups.js'
 import { dlqRoutes } from './dlq.js'
+import { ephemeralRoutes } from './ephemeral.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
 import { kvRoutes } from './kv.js'
@@ -54,5 +55,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...sinkRoutes,
     ...consumerGroupRoutes,
     ...streamsRoutes,
+    ...ephemeralRoutes,
   ]
 }

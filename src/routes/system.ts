@@ -1,6 +1,6 @@
-// System maintenance (docs/status.md): two broker-wide flags in queen.system_state that the push
-// and pop procedures read themselves, so a switch made through one replica or isolate applies on
-// every other from its next request. Reads are admin; the switches are admin and refuse
+// System maintenance (docs/status.md) and the ephemeral kill switch (docs/ephemeral.md):
+// broker-wide flags in queen.system_state that the procedures read themselves, so a switch made
+// through one replica or isolate applies on every other from its next request. Reads are admin; the switches are admin and refuse
 // tenant-bound tokens (brokerWide, design decision 41). There is no local push buffer, so Queen's
 // buffer fields are true zeros.
 import { z } from 'zod'
@@ -17,6 +17,20 @@ const pushMessage = (on: boolean) =>
   on ? 'Maintenance mode enabled: pushes answer 503 maintenance with Retry-After until it is turned off' : 'Maintenance mode disabled: pushes are accepted'
 const popMessage = (on: boolean) =>
   on ? 'Pop maintenance mode enabled: pops answer 204 and take no lease until it is turned off' : 'Pop maintenance mode disabled: pops deliver'
+
+/**
+ * The ephemeral kill switch's answer. This broker has no per-tenant grants and no cell-wide byte
+ * ceiling (docs/ephemeral.md), so grantedTenants is 0 with requireGrant false and cellMaxBytes null.
+ */
+const ephemeralState = (s: { ephemeralEnabled: boolean; cellBytes: number; queues: number; epoch: string }) => ({
+  ephemeralEnabled: s.ephemeralEnabled,
+  cellBytes: s.cellBytes,
+  cellMaxBytes: null,
+  queues: s.queues,
+  grantedTenants: 0,
+  requireGrant: false,
+  epoch: s.epoch,
+})
 
 export const systemRoutes = [
   route({ method: 'GET', path: '/api/v1/system/maintenance/pop', summary: 'Read the pop maintenance flag', ...read }, async (c) => {
@@ -36,5 +50,13 @@ export const systemRoutes = [
     const { maintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_set_v1', { mode: 'push', enabled: body.enabled })
     c.get('log').warn('push maintenance switched', { requestId: c.get('requestId'), enabled: maintenanceMode })
     return c.json({ maintenanceMode, ...NO_BUFFER, message: pushMessage(maintenanceMode) })
+  }),
+  route({ method: 'GET', path: '/api/v1/system/ephemeral', summary: 'Read the ephemeral kill switch and gauges', ...read }, async (c) =>
+    c.json(ephemeralState(await c.get('db').brokerWide.call('ephemeral_system_v1', {}))),
+  ),
+  route({ method: 'POST', path: '/api/v1/system/ephemeral', summary: 'Turn the ephemeral routes on or off (broker-wide)', ...write }, async (c, { body }) => {
+    const state = await c.get('db').brokerWide.call('ephemeral_system_set_v1', { enabled: body.enabled })
+    c.get('log').warn('ephemeral switched', { requestId: c.get('requestId'), enabled: state.ephemeralEnabled })
+    return c.json(ephemeralState(state))
   }),
 ]

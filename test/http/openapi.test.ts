@@ -189,7 +189,7 @@ describe('routes validate with their documented schemas', () => {
             }
           })()
           const res = await open.json(r.method, url, r.body === 'none' ? undefined : {})
-          expect({ status: res.status, body: res.body }, `${r.method} ${url}`).toEqual({ status: 400, body: { error: expected, code: 'invalid_request' } })
+          expect({ status: res.status, body: res.body }, `${r.method} ${url}`).toEqual({ status: 400, body: { error: expected, code: r.badRequestCode ?? 'invalid_request' } })
           checked++
         }
       }
@@ -205,7 +205,7 @@ describe('routes validate with their documented schemas', () => {
           }
         })()
         const res = await open.json(r.method, path, body)
-        expect({ status: res.status, body: res.body }, `${r.method} ${r.path} ${JSON.stringify(body)}`).toEqual({ status: 400, body: { error: expected, code: 'invalid_request' } })
+        expect({ status: res.status, body: res.body }, `${r.method} ${r.path} ${JSON.stringify(body)}`).toEqual({ status: 400, body: { error: expected, code: r.badRequestCode ?? 'invalid_request' } })
         checked++
       }
     }

@@ -7,6 +7,7 @@ import { loadSettings, session, statusOf, watchCalls } from './api.js'
 import { dlqView } from './dlq.js'
 import { errorBox, h, type Child } from './dom.js'
 import { editView } from './edit.js'
+import { ephemeralView } from './ephemeral.js'
 import { groupView, groupsView } from './groups.js'
 import { createLive } from './live.js'
 import { findView, messageView, partitionView } from './messages.js'
@@ -64,6 +65,7 @@ function route(url: URL): Route | null {
   if (section === 'traces' && parts.length === 3) return liveView(['Trace ', name], () => traceView(name))
   if (section === 'streams' && parts.length === 2) return liveView('Streams', () => streamsView())
   if (section === 'sinks' && parts.length === 2) return liveView('Archive sinks', () => sinksView())
+  if (section === 'ephemeral' && parts.length === 2) return liveView('Ephemeral queues', () => ephemeralView())
   if (section === 'system' && parts.length === 2) return liveView('System', () => systemView(navigate))
   if (section === 'placements' && parts.length === 2) return liveView('Placements', () => placementsView(navigate))
   return null

@@ -1,0 +1,126 @@
+// `npx tsx bench/ephemeral.ts`: ephemeral queues beside durable queues of the same shape, in the
+// same run, against the same broker process and PostgreSQL (docs/ephemeral.md). Two workloads,
+// each measured in alternating rounds (durable, ephemeral, durable, ephemeral, …) so load from
+// other work on the machine falls on both alike:
+//   push      batch 100, one queue, one partition per client, small payloads;
+//   pop+ack   batch 100, queue mode, over a backlog pushed beforehand, one ack call per pop.
+// Prints msg/s per round and the median ratio ephemeral / durable.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js'
+import { closedLoop, httpClient, median, round, sleep, type HttpClient, type LoopResult } from './lib.js'
+import { configure, popAck, smallPayload } from './queen.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const envInt = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
+const CLIENTS = envInt('BENCH_CONCURRENCY', 16)
+const ROUNDS = envInt('BENCH_ROUNDS', 3)
+const WINDOW_MS = envInt('BENCH_DURATION_MS', 5000)
+const WARMUP_MS = 1000
+const BACKLOG = envInt('BENCH_BACKLOG', 60_000)
+const BATCH = 100
+
+const ok = (res: { status: number; body: unknown }, want: number, what: string) => {
+  if (res.status !== want) throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}`)
+}
+
+const durablePush = (client: HttpClient, queue: string) => async (w: number) => {
+  const items = Array.from({ length: BATCH }, (_, i) => ({ queue, partition: `p${w}`, payload: smallPayload(i) }))
+  ok(await client.request('POST', '/api/v1/push', { items }), 201, 'push')
+  return BATCH
+}
+
+const ephemeralPush = (client: HttpClient, queue: string) => async (w: number) => {
+  const messages = Array.from({ length: BATCH }, (_, i) => ({ payload: smallPayload(i) }))
+  ok(await client.request('POST', '/api/v1/ephemeral/push', { queue, partition: `p${w}`, messages }), 201, 'ephemeral push')
+  return BATCH
+}
+
+const ephemeralPopAck = (client: HttpClient, queue: string) => async (): Promise<number | 'empty'> => {
+  const res = await client.request('GET', `/api/v1/ephemeral/pop?queue=${queue}&batch=${BATCH}`)
+  ok(res, 200, 'ephemeral pop')
+  const messages = res.body.messages as { id: string }[]
+  if (messages.length === 0) return 'empty'
+  ok(await client.request('POST', '/api/v1/ephemeral/ack', { queue, acks: messages.map((m) => ({ id: m.id })) }), 200, 'ephemeral ack')
+  return messages.length
+}
+
+async function fill(push: (w: number) => Promise<number>) {
+  let pushed = 0
+  await Promise.all(Array.from({ length: CLIENTS }, async (_, w) => {
+    while (pushed < BACKLOG) pushed += await push(w)
+  }))
+}
+
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'queen-bench-ephemeral-'))
+  const pg = await startEmbeddedPostgres({ dataDir: tmp })
+  const port = await freePort()
+  const broker = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/node.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: pg.url, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const client = httpClient(`http://127.0.0.1:${port}`)
+  try {
+    for (let i = 0; ; i++) {
+      if (i > 300) throw new Error('the broker did not become healthy')
+      const health = await client.request('GET', '/health').catch(() => null)
+      if (health?.status === 200) break
+      await sleep(200)
+    }
+    const rows: { workload: string; round: number; durable: LoopResult; ephemeral: LoopResult }[] = []
+    const loop = (op: (w: number) => Promise<number | 'empty'>, isDone?: () => boolean) =>
+      closedLoop({ concurrency: CLIENTS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, op, ...(isDone ? { isDone } : {}) })
+    for (let r = 0; r < ROUNDS; r++) {
+      const dq = `durable-${r}`
+      const eq = `ephemeral-${r}`
+      await configure(client, dq)
+      ok(await client.request('POST', '/api/v1/ephemeral/configure', { queue: eq, options: { maxLength: 1_000_000, maxBytes: 268_435_456 } }), 201, 'ephemeral configure')
+      const durable = await loop(durablePush(client, dq))
+      const ephemeral = await loop(ephemeralPush(client, eq))
+      rows.push({ workload: 'push', round: r, durable, ephemeral })
+
+      const dc = `durable-consume-${r}`
+      const ec = `ephemeral-consume-${r}`
+      await configure(client, dc)
+      ok(await client.request('POST', '/api/v1/ephemeral/configure', { queue: ec, options: { maxLength: 1_000_000, maxBytes: 268_435_456 } }), 201, 'ephemeral configure')
+      await fill(durablePush(client, dc))
+      await fill(ephemeralPush(client, ec))
+      let dEmpty = false
+      let eEmpty = false
+      const dPop = await loop(async () => {
+        const n = await popAck(client, dc, BATCH)
+        if (n === 'empty') dEmpty = true
+        return n
+      }, () => dEmpty)
+      const ePopAck = ephemeralPopAck(client, ec)
+      const ePop = await loop(async () => {
+        const n = await ePopAck()
+        if (n === 'empty') eEmpty = true
+        return n
+      }, () => eEmpty)
+      rows.push({ workload: 'pop+ack', round: r, durable: dPop, ephemeral: ePop })
+      for (const row of rows.slice(-2)) {
+        console.log(`round ${r} ${row.workload}: durable ${row.durable.itemsPerSec} msg/s, ephemeral ${row.ephemeral.itemsPerSec} msg/s (${round(row.ephemeral.itemsPerSec / row.durable.itemsPerSec, 2)}×)` +
+          `; errors ${row.durable.errors}/${row.ephemeral.errors}; drained ${row.durable.drained}/${row.ephemeral.drained}`)
+      }
+    }
+    for (const workload of ['push', 'pop+ack']) {
+      const of = rows.filter((r) => r.workload === workload)
+      console.log(`${workload}: median durable ${median(of.map((r) => r.durable.itemsPerSec))} msg/s, ephemeral ${median(of.map((r) => r.ephemeral.itemsPerSec))} msg/s, ` +
+        `median ratio ${round(median(of.map((r) => r.ephemeral.itemsPerSec / r.durable.itemsPerSec)), 2)}×`)
+    }
+  } finally {
+    client.close()
+    broker.kill('SIGTERM')
+    await new Promise((done) => broker.once('exit', done))
+    await pg.stop()
+    rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+await main()

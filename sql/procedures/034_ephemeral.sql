@@ -1,0 +1,675 @@
+-- Ephemeral queues (docs/ephemeral.md): per-queue rings of messages in UNLOGGED tables, per-group
+-- cursors and leases, bounds with a reject or dropOldest policy, a TTL, redelivery up to a retry
+-- limit, and a broker-wide kill switch. The routes validate shapes first; the QME* raises here are
+-- the backstop and the verdicts only the data can give (a full queue, a missing queue).
+-- Error codes: QMEOF ephemeral surface switched off (503), QMEFL queue full (429), QMENF queue not
+-- found (404), QMEBR bad request (400).
+
+-- _eph_check_on: raises QMEOF when an operator switched the surface off. An absent row means on.
+create or replace function queen._eph_check_on()
+returns void
+language plpgsql stable
+set search_path = queen, pg_catalog
+as $$
+begin
+  if coalesce((select value = 'false'::jsonb from system_state where key = 'ephemeral'), false) then
+    raise exception using errcode = 'QMEOF', message = 'Ephemeral queues are paused by an operator; retry later';
+  end if;
+end
+$$;
+
+-- _eph_check_name: queue, partition and group names are at most 512 bytes without control
+-- characters (the routes refuse them first).
+create or replace function queen._eph_check_name(p_what text, p_name text)
+returns void
+language plpgsql immutable
+set search_path = queen, pg_catalog
+as $$
+begin
+  if p_name is null or p_name = '' or octet_length(p_name) > 512 or p_name ~ '[\x01-\x1f\x7f]' then
+    raise exception using errcode = 'QMEBR', message = p_what || ': must be 1 to 512 bytes without control characters';
+  end if;
+end
+$$;
+
+-- _eph_epoch: this database's ephemeral incarnation, minted when absent (first use, or after a
+-- crash emptied the unlogged row). Concurrent first uses agree on one row.
+create or replace function queen._eph_epoch()
+returns text
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_epoch text;
+begin
+  select epoch into v_epoch from ephemeral_incarnation where id = 1;
+  if v_epoch is null then
+    insert into ephemeral_incarnation (id, epoch) values (1, substr(md5(random()::text || clock_timestamp()::text), 1, 12))
+    on conflict (id) do nothing;
+    select epoch into v_epoch from ephemeral_incarnation where id = 1;
+  end if;
+  return v_epoch;
+end
+$$;
+
+-- _eph_options: the options in force for a queue: what was declared, defaults for the rest, each
+-- clamped to the broker's ceilings (the declaration itself keeps what was sent).
+create or replace function queen._eph_options(p_declared jsonb)
+returns jsonb
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object(
+    'maxBytes', least(coalesce((p_declared->>'maxBytes')::bigint, 16777216), 268435456),
+    'maxLength', least(coalesce((p_declared->>'maxLength')::bigint, 10000), 1000000),
+    'policy', coalesce(p_declared->>'policy', 'reject'),
+    'ttlSeconds', least(coalesce((p_declared->>'ttlSeconds')::bigint, 0), 604800),
+    'leaseSeconds', greatest(least(coalesce((p_declared->>'leaseSeconds')::bigint, 30), 3600), 1),
+    'retryLimit', least(coalesce((p_declared->>'retryLimit')::bigint, 5), 1000),
+    'windowBuffer', case when jsonb_typeof(p_declared->'windowBuffer') = 'object' then jsonb_build_object(
+      'ms', least(coalesce((p_declared->'windowBuffer'->>'ms')::bigint, 0), 300000),
+      'count', least(coalesce((p_declared->'windowBuffer'->>'count')::bigint, 0), 10000)) end)
+$$;
+
+-- _eph_options_of: the options in force for one queue of a tenant.
+create or replace function queen._eph_options_of(p_tenant text, p_queue text)
+returns jsonb
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select _eph_options((select options from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue))
+$$;
+
+-- _eph_trim: deletes the messages of one partition that every group of the queue has delivered
+-- and none holds a lease on. Nothing goes while the queue has no group: the first consumer sees
+-- what was pushed before it. The caller holds the ring row and updates its counters.
+-- Returns (n, bytes) deleted.
+create or replace function queen._eph_trim(p_tenant text, p_queue text, p_partition text, out n bigint, out bytes bigint)
+returns record
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_bound bigint;
+begin
+  select min(least(coalesce(c.last_seq, 0),
+                   coalesce((select min(l.seq) - 1 from ephemeral_leases l
+                              where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = g.grp and l.partition = p_partition),
+                            9223372036854775807)))
+    into v_bound
+    from ephemeral_groups g
+    left join ephemeral_cursors c
+      on c.tenant_id = g.tenant_id and c.queue = g.queue and c.grp = g.grp and c.partition = p_partition
+   where g.tenant_id = p_tenant and g.queue = p_queue;
+  n := 0;
+  bytes := 0;
+  if coalesce(v_bound, 0) <= 0 then
+    return;
+  end if;
+  with gone as (
+    delete from ephemeral_messages m
+     where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p_partition and m.seq <= v_bound
+    returning m.bytes
+  )
+  select count(*), coalesce(sum(gone.bytes), 0) into n, bytes from gone;
+end
+$$;
+
+-- ephemeral_push_v1: appends p_payloads (a JSON array of payloads) to one partition, all or
+-- nothing. Creates the queue's ring when absent. Before checking the bounds it drops what the TTL
+-- expired and trims what every group has consumed; a breach under policy 'reject' (or a request
+-- larger than the bounds themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest
+-- messages go, counted as bounds drops.
+-- Returns {"pushed"}. Concurrency: pushes to one queue serialise on its ring row, which hands out
+-- the numbers, so numbers follow commit order and a cursor never passes a message committed later.
+-- Writes no WAL (every table it writes is unlogged), so its commit never waits for a flush.
+create or replace function queen.ephemeral_push_v1(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+  v_bytes bigint;
+  v_ring ephemeral_rings;
+  v_opt jsonb;
+  v_ttl bigint;
+  v_max_len bigint;
+  v_max_bytes bigint;
+  v_gone bigint := 0::bigint;
+  v_gone_bytes bigint := 0::bigint;
+  v_ttl_n bigint := 0::bigint;
+  v_ttl_bytes bigint := 0::bigint;
+  v_drop_n bigint := 0::bigint;
+  v_drop_bytes bigint := 0::bigint;
+  v_t record;
+  v_part text;
+  v_cut bigint;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  perform _eph_check_name('partition', p_partition);
+  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
+    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
+  end if;
+  if v_n = 0 then
+    return jsonb_build_object('pushed', 0);
+  end if;
+  select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
+
+  select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+  if v_ring.queue is null then
+    insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
+    select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+  end if;
+  v_opt := _eph_options_of(p_tenant, p_queue);
+  v_ttl := (v_opt->>'ttlSeconds')::bigint;
+  v_max_len := (v_opt->>'maxLength')::bigint;
+  v_max_bytes := (v_opt->>'maxBytes')::bigint;
+
+  -- TTL: only when the oldest message has expired does the sweep scan.
+  if v_ttl > 0 and exists (
+    select 1 from (select created_at from ephemeral_messages where tenant_id = p_tenant and queue = p_queue order by seq limit 1) o
+     where o.created_at < clock_timestamp() - make_interval(secs => v_ttl)) then
+    with gone as (
+      delete from ephemeral_messages m
+       where m.tenant_id = p_tenant and m.queue = p_queue and m.created_at < clock_timestamp() - make_interval(secs => v_ttl)
+      returning m.bytes
+    )
+    select count(*), coalesce(sum(gone.bytes), 0) into v_ttl_n, v_ttl_bytes from gone;
+  end if;
+
+  select t.n, t.bytes into v_t from _eph_trim(p_tenant, p_queue, p_partition) t;
+  v_gone := v_t.n;
+  v_gone_bytes := v_t.bytes;
+
+  -- Over the bounds: trim every partition a group has consumed from, then decide.
+  if v_ring.depth - v_ttl_n - v_gone + v_n > v_max_len or v_ring.bytes - v_ttl_bytes - v_gone_bytes + v_bytes > v_max_bytes then
+    for v_part in
+      select distinct c.partition from ephemeral_cursors c
+       where c.tenant_id = p_tenant and c.queue = p_queue and c.partition <> p_partition
+    loop
+      select t.n, t.bytes into v_t from _eph_trim(p_tenant, p_queue, v_part) t;
+      v_gone := v_gone + v_t.n;
+      v_gone_bytes := v_gone_bytes + v_t.bytes;
+    end loop;
+  end if;
+  if v_ring.depth - v_ttl_n - v_gone + v_n > v_max_len or v_ring.bytes - v_ttl_bytes - v_gone_bytes + v_bytes > v_max_bytes then
+    if v_opt->>'policy' <> 'dropOldest' or v_n > v_max_len or v_bytes > v_max_bytes then
+      raise exception using errcode = 'QMEFL',
+        message = format('Ephemeral queue %s is full (maxLength %s, maxBytes %s)', p_queue, v_max_len, v_max_bytes);
+    end if;
+    -- dropOldest: the shortest prefix (by number) whose removal makes room.
+    select min(o.seq) into v_cut from (
+      select m.seq,
+             count(*) over (order by m.seq) as n_before,
+             sum(m.bytes) over (order by m.seq) as bytes_before
+        from ephemeral_messages m where m.tenant_id = p_tenant and m.queue = p_queue) o
+     where v_ring.depth - v_ttl_n - v_gone - o.n_before + v_n <= v_max_len
+       and v_ring.bytes - v_ttl_bytes - v_gone_bytes - o.bytes_before + v_bytes <= v_max_bytes;
+    with gone as (
+      delete from ephemeral_messages m
+       where m.tenant_id = p_tenant and m.queue = p_queue and (v_cut is null or m.seq <= v_cut)
+      returning m.bytes
+    )
+    select count(*), coalesce(sum(gone.bytes), 0) into v_drop_n, v_drop_bytes from gone;
+  end if;
+
+  insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
+  select p_tenant, p_queue, p_partition, v_ring.next_seq + e.ord - 1, e.value, octet_length(e.value::text)
+    from jsonb_array_elements(p_payloads) with ordinality e(value, ord);
+
+  update ephemeral_rings
+     set next_seq = next_seq + v_n,
+         depth = depth - v_ttl_n - v_gone - v_drop_n + v_n,
+         bytes = bytes - v_ttl_bytes - v_gone_bytes - v_drop_bytes + v_bytes,
+         drops_ttl = drops_ttl + v_ttl_n,
+         drops_bounds = drops_bounds + v_drop_n,
+         touched_at = clock_timestamp()
+   where tenant_id = p_tenant and queue = p_queue;
+  return jsonb_build_object('pushed', v_n);
+end
+$$;
+
+-- ephemeral_pop_v1: takes up to p_batch messages for group p_group ('' = queue mode) of one queue,
+-- from p_partition or (null) every partition. Redeliverable leases of the group come first (their
+-- attempts + 1; beyond retryLimit a message is dropped for the group and counted), then messages the
+-- group has not been given, in push order. Without p_auto_ack each delivery takes a lease of
+-- leaseSeconds; with it the cursor alone advances. Creates the ring and the group when absent.
+-- Messages older than ttlSeconds are never delivered. Never sleeps: the route waits.
+-- Returns {"messages": [{id, partition, attempts, payload}], "windowBuffer": {ms, count} | null}.
+-- Concurrency: pops of one group serialise on its group row.
+create or replace function queen.ephemeral_pop_v1(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_opt jsonb;
+  v_epoch text;
+  v_group ephemeral_groups;
+  v_now timestamptz := clock_timestamp();
+  v_until timestamptz;
+  v_cutoff timestamptz;
+  v_retry_limit integer;
+  v_out jsonb[] := '{}'::jsonb[];
+  v_retry_drops bigint := 0::bigint;
+  v_left integer;
+  v_new jsonb;
+  v_max bigint;
+  r record;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  if p_partition is not null then
+    perform _eph_check_name('partition', p_partition);
+  end if;
+  if p_group <> '' then
+    perform _eph_check_name('group', p_group);
+  end if;
+  if p_batch is null or p_batch not between 1 and 10000 then
+    raise exception using errcode = 'QMEBR', message = 'batch must be 1 to 10000';
+  end if;
+
+  if not exists (select 1 from ephemeral_rings where tenant_id = p_tenant and queue = p_queue) then
+    insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
+  end if;
+  if not exists (select 1 from ephemeral_groups where tenant_id = p_tenant and queue = p_queue and grp = p_group) then
+    insert into ephemeral_groups (tenant_id, queue, grp) values (p_tenant, p_queue, p_group) on conflict do nothing;
+  end if;
+  select * into v_group from ephemeral_groups where tenant_id = p_tenant and queue = p_queue and grp = p_group for update;
+
+  v_opt := _eph_options_of(p_tenant, p_queue);
+  v_epoch := _eph_epoch();
+  v_until := v_now + make_interval(secs => (v_opt->>'leaseSeconds')::bigint);
+  v_retry_limit := (v_opt->>'retryLimit')::integer;
+  if (v_opt->>'ttlSeconds')::bigint > 0 then
+    v_cutoff := v_now - make_interval(secs => (v_opt->>'ttlSeconds')::bigint);
+  end if;
+
+  -- Redeliveries: leases that expired or were handed back, those handed back or expired longest
+  -- ago first. The scan reads the group's leases (what it has in flight) by primary-key prefix: a
+  -- second index led by the same columns would tie with the primary key in every plan made before
+  -- the table's first ANALYZE, and the acks' single-lease lookups would then walk it.
+  for r in
+    select l.seq, l.partition, l.attempts, m.payload, m.created_at, m.seq is not null as present
+      from ephemeral_leases l
+      left join ephemeral_messages m on m.tenant_id = l.tenant_id and m.queue = l.queue and m.seq = l.seq
+     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lease_until <= v_now
+       and (p_partition is null or l.partition = p_partition)
+     order by l.lease_until, l.seq
+     limit p_batch
+  loop
+    if not r.present or (v_cutoff is not null and r.created_at < v_cutoff) or r.attempts + 1 > v_retry_limit then
+      delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue and grp = p_group and seq = r.seq;
+      if r.present and r.attempts + 1 > v_retry_limit then
+        v_retry_drops := v_retry_drops + 1;
+      end if;
+      continue;
+    end if;
+    if p_auto_ack then
+      delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue and grp = p_group and seq = r.seq;
+    else
+      update ephemeral_leases set attempts = r.attempts + 1, lease_until = v_until
+       where tenant_id = p_tenant and queue = p_queue and grp = p_group and seq = r.seq;
+    end if;
+    v_out := array_append(v_out, jsonb_build_object(
+      'id', 'e:' || v_epoch || ':' || r.partition || ':' || r.seq || '.' || (r.attempts + 1),
+      'partition', r.partition, 'attempts', r.attempts + 1, 'payload', r.payload));
+  end loop;
+  if v_retry_drops > 0 then
+    update ephemeral_groups set drops_retry = drops_retry + v_retry_drops
+     where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+  end if;
+
+  -- New messages: those past the group's cursor of their partition, oldest first.
+  v_left := p_batch - cardinality(v_out);
+  if v_left > 0 then
+    with picked as (
+      select m.seq, m.partition, m.payload
+        from ephemeral_messages m
+        left join ephemeral_cursors c
+          on c.tenant_id = m.tenant_id and c.queue = m.queue and c.grp = p_group and c.partition = m.partition
+       where m.tenant_id = p_tenant and m.queue = p_queue
+         and (p_partition is null or m.partition = p_partition)
+         and m.seq > case when p_partition is null then v_group.scan_from else 0 end
+         and m.seq > coalesce(c.last_seq, 0)
+         and (v_cutoff is null or m.created_at >= v_cutoff)
+       order by m.seq
+       limit v_left
+    ), leased as (
+      insert into ephemeral_leases (tenant_id, queue, grp, seq, partition, attempts, lease_until)
+      select p_tenant, p_queue, p_group, picked.seq, picked.partition, 0, v_until from picked where not p_auto_ack
+    ), cursors as (
+      insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
+      select p_tenant, p_queue, p_group, picked.partition, max(picked.seq) from picked group by picked.partition
+      on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq)
+    )
+    select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || picked.partition || ':' || picked.seq,
+                                        'partition', picked.partition, 'attempts', 0, 'payload', picked.payload) order by picked.seq),
+           max(picked.seq)
+      into v_new, v_max
+      from picked;
+    -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
+    -- below the last one it took has been given to the group (or expired).
+    if p_partition is null and v_max is not null then
+      update ephemeral_groups set scan_from = v_max where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+    end if;
+  end if;
+
+  return jsonb_build_object(
+    'messages', to_jsonb(v_out) || coalesce(v_new, '[]'::jsonb),
+    'windowBuffer', v_opt->'windowBuffer');
+end
+$$;
+
+-- ephemeral_ack_v1: settles popped messages of group p_group ('' = queue mode), one verdict per
+-- element of p_acks ([{id, status}], status completed | failed | retry). 'acked': the lease was
+-- there and is gone; 'redelivered': a failed or retry handed the lease back for the next pop;
+-- 'stale': the id names an incarnation that is gone (a crash or a failover emptied the contents);
+-- 'unknown': no such lease (acked already, redelivered to another pop, reset, deleted, or an id this
+-- broker never minted). A message named twice in one call is settled once; the repeats are 'unknown'.
+-- Returns {"results": [{id, outcome}]} in request order.
+create or replace function queen.ephemeral_ack_v1(p_tenant text, p_queue text, p_group text, p_acks jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_epoch text;
+  v_input jsonb;
+  v_done_seq bigint[];
+  v_done_key text[];
+  v_back_seq bigint[];
+  v_back_key text[];
+  v_done jsonb := '[]'::jsonb;
+  v_redo jsonb := '[]'::jsonb;
+  v_out jsonb;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  if p_group <> '' then
+    perform _eph_check_name('group', p_group);
+  end if;
+  if jsonb_typeof(p_acks) is distinct from 'array' or jsonb_array_length(p_acks) > 10000 then
+    raise exception using errcode = 'QMEBR', message = 'acks: must be an array of at most 10000';
+  end if;
+  v_epoch := _eph_epoch();
+  -- Each ack parsed once: {ord, id, status, epoch, seq, attempts, first}; `first` marks the first
+  -- time a call names one delivery (its repeats are 'unknown').
+  select coalesce(jsonb_agg(to_jsonb(p) order by p.ord), '[]'::jsonb) into v_input
+    from (
+      select q.*, row_number() over (partition by q.seq, q.attempts order by q.ord) = 1 as first
+        from (
+          select x.ord, x.a->>'id' as id, coalesce(x.a->>'status', 'completed') as status,
+                 m[1] as epoch, m[2]::bigint as seq, coalesce(m[3]::integer, 0) as attempts
+            from jsonb_array_elements(p_acks) with ordinality x(a, ord)
+            left join lateral regexp_match(x.a->>'id', '^e:([^:]+):.*:([0-9]{1,18})(?:\.([0-9]{1,9}))?$') m on true
+        ) q
+    ) p;
+
+  -- Two statements for the whole call. Whichever plan the planner picks (before a fresh unlogged
+  -- table's first ANALYZE it may walk the group's leases by key prefix rather than probe each
+  -- number), the work is bounded by what the group has in flight, and the hashed `= any` tests
+  -- each lease once. The attempt must match too, so an earlier delivery's id settles nothing.
+  select coalesce(array_agg((e->>'seq')::bigint) filter (where e->>'status' = 'completed'), '{}'),
+         coalesce(array_agg((e->>'seq') || '.' || (e->>'attempts')) filter (where e->>'status' = 'completed'), '{}'),
+         coalesce(array_agg((e->>'seq')::bigint) filter (where e->>'status' <> 'completed'), '{}'),
+         coalesce(array_agg((e->>'seq') || '.' || (e->>'attempts')) filter (where e->>'status' <> 'completed'), '{}')
+    into v_done_seq, v_done_key, v_back_seq, v_back_key
+    from jsonb_array_elements(v_input) e
+   where e->>'epoch' = v_epoch and (e->>'first')::boolean;
+
+  if cardinality(v_done_seq) > 0 then
+    with gone as (
+      delete from ephemeral_leases l
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+         and l.seq = any(v_done_seq) and (l.seq::text || '.' || l.attempts) = any(v_done_key)
+      returning l.seq::text || '.' || l.attempts as key
+    )
+    select coalesce(jsonb_agg(key), '[]'::jsonb) into v_done from gone;
+  end if;
+  if cardinality(v_back_seq) > 0 then
+    with back as (
+      update ephemeral_leases l set lease_until = '-infinity'
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+         and l.seq = any(v_back_seq) and (l.seq::text || '.' || l.attempts) = any(v_back_key)
+      returning l.seq::text || '.' || l.attempts as key
+    )
+    select coalesce(jsonb_agg(key), '[]'::jsonb) into v_redo from back;
+  end if;
+
+  select coalesce(jsonb_agg(jsonb_build_object('id', e->>'id', 'outcome',
+           case
+             when e->>'epoch' is not null and e->>'epoch' <> v_epoch then 'stale'
+             when e->>'epoch' is null or not (e->>'first')::boolean then 'unknown'
+             when v_done ? ((e->>'seq') || '.' || (e->>'attempts')) then 'acked'
+             when v_redo ? ((e->>'seq') || '.' || (e->>'attempts')) then 'redelivered'
+             else 'unknown'
+           end) order by (e->>'ord')::bigint), '[]'::jsonb)
+    into v_out
+    from jsonb_array_elements(v_input) e;
+  return jsonb_build_object('results', v_out);
+end
+$$;
+
+-- ephemeral_configure_v1: stores a queue's declaration (the options as sent; the route refused
+-- unknown keys and bad values). Replaces an earlier declaration whole.
+-- Returns {"queue", "options"}: the stored declaration.
+create or replace function queen.ephemeral_configure_v1(p_tenant text, p_queue text, p_options jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  if jsonb_typeof(p_options) is distinct from 'object' then
+    raise exception using errcode = 'QMEBR', message = 'options: must be an object';
+  end if;
+  insert into ephemeral_declarations (tenant_id, queue, options, updated_at)
+  values (p_tenant, p_queue, p_options, clock_timestamp())
+  on conflict (tenant_id, queue) do update set options = excluded.options, updated_at = excluded.updated_at;
+  return jsonb_build_object('queue', p_queue, 'options', p_options);
+end
+$$;
+
+-- ephemeral_reset_v1: drops every message, voids every lease and rewinds every cursor of a queue;
+-- the declaration and the groups stay. Returns {"queue", "dropped"} (0 for a queue that is not there).
+create or replace function queen.ephemeral_reset_v1(p_tenant text, p_queue text)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_dropped bigint := 0::bigint;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  -- The ring row first, so a push in flight finishes before or starts after the reset.
+  perform 1 from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+  delete from ephemeral_messages where tenant_id = p_tenant and queue = p_queue;
+  get diagnostics v_dropped = row_count;
+  delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue;
+  delete from ephemeral_cursors where tenant_id = p_tenant and queue = p_queue;
+  update ephemeral_groups set scan_from = 0 where tenant_id = p_tenant and queue = p_queue;
+  update ephemeral_rings set depth = 0, bytes = 0, touched_at = clock_timestamp() where tenant_id = p_tenant and queue = p_queue;
+  return jsonb_build_object('queue', p_queue, 'dropped', v_dropped);
+end
+$$;
+
+-- ephemeral_delete_v1: removes a queue's contents, groups, cursors, leases, ring and declaration.
+-- Returns {"queue", "deleted": whether anything was there, "declared": whether a declaration was}.
+create or replace function queen.ephemeral_delete_v1(p_tenant text, p_queue text)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_ring integer;
+  v_declared integer;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  delete from ephemeral_rings where tenant_id = p_tenant and queue = p_queue;
+  get diagnostics v_ring = row_count;
+  delete from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue;
+  get diagnostics v_declared = row_count;
+  delete from ephemeral_messages where tenant_id = p_tenant and queue = p_queue;
+  delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue;
+  delete from ephemeral_cursors where tenant_id = p_tenant and queue = p_queue;
+  delete from ephemeral_groups where tenant_id = p_tenant and queue = p_queue;
+  return jsonb_build_object('queue', p_queue, 'deleted', v_ring + v_declared > 0, 'declared', v_declared > 0);
+end
+$$;
+
+-- _eph_group_pending: messages of one group not yet acknowledged (never delivered, or leased),
+-- optionally of one partition.
+create or replace function queen._eph_group_pending(p_tenant text, p_queue text, p_group text, p_partition text, p_cutoff timestamptz)
+returns bigint
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select (select count(*) from ephemeral_messages m
+            left join ephemeral_cursors c
+              on c.tenant_id = m.tenant_id and c.queue = m.queue and c.grp = p_group and c.partition = m.partition
+           where m.tenant_id = p_tenant and m.queue = p_queue and (p_partition is null or m.partition = p_partition)
+             and m.seq > coalesce(c.last_seq, 0) and (p_cutoff is null or m.created_at >= p_cutoff))
+       + (select count(*) from ephemeral_leases l
+           where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+             and (p_partition is null or l.partition = p_partition))
+$$;
+
+-- ephemeral_queues_v1: every ephemeral queue of the tenant, declared or implicit, with its gauges
+-- and the options in force; cellBytes is every tenant's ephemeral bytes together.
+-- Returns {"queues": [{queue, tier, depth, bytes, partitions, groups, drops:{bounds, ttl, retry},
+-- options, groupDepths:[{group, pending}]}], "count", "cellBytes"}.
+create or replace function queen.ephemeral_queues_v1(p_tenant text)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_queues jsonb;
+begin
+  perform _eph_check_on();
+  with names as (
+    select queue from ephemeral_rings where tenant_id = p_tenant
+    union
+    select queue from ephemeral_declarations where tenant_id = p_tenant
+  ), rows as (
+    select n.queue, d.options as declared, r.depth, r.bytes, r.drops_bounds, r.drops_ttl,
+           (select count(distinct m.partition) from ephemeral_messages m where m.tenant_id = p_tenant and m.queue = n.queue) as partitions,
+           (select coalesce(sum(g.drops_retry), 0) from ephemeral_groups g where g.tenant_id = p_tenant and g.queue = n.queue) as drops_retry,
+           (select coalesce(jsonb_agg(jsonb_build_object('group', nullif(g.grp, ''),
+                      'pending', _eph_group_pending(p_tenant, n.queue, g.grp, null, null)) order by g.grp), '[]'::jsonb)
+              from ephemeral_groups g where g.tenant_id = p_tenant and g.queue = n.queue) as groups
+      from names n
+      left join ephemeral_declarations d on d.tenant_id = p_tenant and d.queue = n.queue
+      left join ephemeral_rings r on r.tenant_id = p_tenant and r.queue = n.queue
+  )
+  select coalesce(jsonb_agg(jsonb_build_object(
+           'queue', queue,
+           'tier', case when declared is null then 'implicit' else 'declared' end,
+           'depth', coalesce(depth, 0),
+           'bytes', coalesce(bytes, 0),
+           'partitions', partitions,
+           'groups', jsonb_array_length(groups),
+           'drops', jsonb_build_object('bounds', coalesce(drops_bounds, 0), 'ttl', coalesce(drops_ttl, 0), 'retry', drops_retry),
+           'options', _eph_options(declared),
+           'groupDepths', groups) order by queue), '[]'::jsonb)
+    into v_queues
+    from rows;
+  return jsonb_build_object('queues', v_queues, 'count', jsonb_array_length(v_queues),
+                            'cellBytes', (select coalesce(sum(bytes), 0) from ephemeral_rings));
+end
+$$;
+
+-- ephemeral_depth_v1: one queue's depth, per partition and per group. With p_group the top-level
+-- and per-partition figures are that group's pending messages; without it, what the ring holds.
+-- Raises QMENF when the tenant has neither a ring nor a declaration of that name.
+-- Returns {queue, group, tier, pending, partitionsPending, bytes, partitions:[{partition, pending,
+-- bytes}], groups:[{group, pending, skipped}]}.
+create or replace function queen.ephemeral_depth_v1(p_tenant text, p_queue text, p_group text default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_declared jsonb;
+  v_ring ephemeral_rings;
+  v_opt jsonb;
+  v_cutoff timestamptz;
+  v_parts jsonb;
+  v_groups jsonb;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  select options into v_declared from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue;
+  select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue;
+  if v_declared is null and v_ring.queue is null then
+    raise exception using errcode = 'QMENF', message = format('Ephemeral queue %s does not exist', p_queue);
+  end if;
+  v_opt := _eph_options(v_declared);
+  if (v_opt->>'ttlSeconds')::bigint > 0 then
+    v_cutoff := clock_timestamp() - make_interval(secs => (v_opt->>'ttlSeconds')::bigint);
+  end if;
+  select coalesce(jsonb_agg(jsonb_build_object('partition', p.partition, 'pending', p.pending, 'bytes', p.bytes) order by p.partition), '[]'::jsonb)
+    into v_parts
+    from (
+      select m.partition,
+             case when p_group is null then count(*)
+                  else _eph_group_pending(p_tenant, p_queue, p_group, m.partition, v_cutoff) end as pending,
+             sum(m.bytes) as bytes
+        from ephemeral_messages m
+       where m.tenant_id = p_tenant and m.queue = p_queue
+       group by m.partition
+    ) p;
+  select coalesce(jsonb_agg(jsonb_build_object('group', nullif(g.grp, ''),
+                    'pending', _eph_group_pending(p_tenant, p_queue, g.grp, null, v_cutoff), 'skipped', 0) order by g.grp), '[]'::jsonb)
+    into v_groups
+    from ephemeral_groups g
+   where g.tenant_id = p_tenant and g.queue = p_queue and (p_group is null or g.grp = p_group);
+  return jsonb_build_object(
+    'queue', p_queue,
+    'group', p_group,
+    'tier', case when v_declared is null then 'implicit' else 'declared' end,
+    'pending', coalesce((select sum((e->>'pending')::bigint) from jsonb_array_elements(v_parts) e), 0),
+    'partitionsPending', (select count(*) from jsonb_array_elements(v_parts) e where (e->>'pending')::bigint > 0),
+    'bytes', coalesce(v_ring.bytes, 0),
+    'partitions', v_parts,
+    'groups', v_groups);
+end
+$$;
+
+-- ephemeral_system_v1: the kill switch and the broker-wide gauges of GET /api/v1/system/ephemeral.
+-- Returns {ephemeralEnabled, cellBytes, queues, epoch}. Reads no tenant's rows beyond counting.
+create or replace function queen.ephemeral_system_v1()
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object(
+    'ephemeralEnabled', not coalesce((select value = 'false'::jsonb from system_state where key = 'ephemeral'), false),
+    'cellBytes', (select coalesce(sum(bytes), 0) from ephemeral_rings),
+    'queues', (select count(*) from (select tenant_id, queue from ephemeral_rings
+                                      union select tenant_id, queue from ephemeral_declarations) q),
+    'epoch', _eph_epoch())
+$$;
+
+-- ephemeral_system_set_v1: turns the ephemeral surface on or off for every replica at once (the
+-- procedures read the row on every call). Returns ephemeral_system_v1().
+create or replace function queen.ephemeral_system_set_v1(p_enabled boolean)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  if p_enabled is null then
+    raise exception using errcode = 'QM400', message = 'enabled (boolean) is required';
+  end if;
+  insert into system_state (key, value, updated_at) values ('ephemeral', to_jsonb(p_enabled), clock_timestamp())
+  on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at;
+  return ephemeral_system_v1();
+end
+$$;
