@@ -153,10 +153,11 @@ begin
                'messageId', to_jsonb(array_agg(s.new_id)),
                'traceId', to_jsonb(array_agg(s.trace))),
              'partitionQueue', (select jsonb_object_agg(t.partition_id, t.queue_name) from targets t),
+             -- By the ids the lookup found (every queue this push names), key probes: as a semi-join
+             -- on names the generic plan nested-looped over the targets, quadratic in a bulk create.
              'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                           from queues q
-                         where q.tenant_id = p_tenant
-                           and q.name in (select t.queue_name from targets t)))
+                         where q.id = any (v_qids)))
       into v_result
       from (select f.idx, f.partition_id, a.base + f.pos as off, f.new_id, f.trace
               from framed f join alloc a on a.id = f.partition_id
@@ -277,8 +278,7 @@ begin
              'traceId', to_jsonb(array_agg(a.trace))),
            'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                         from queues q
-                       where q.tenant_id = p_tenant
-                         and q.name in (select e->>'queue' from jsonb_array_elements(p_items) e)))
+                       where q.id = any (v_qids)))
     into v_result
     from (select * from answer order by idx) a;
   return v_result;
