@@ -25,11 +25,6 @@ set search_path = queen, pg_catalog
 -- Generic plans: with custom plans PostgreSQL planned the push statement again on every call
 -- (~13 % of a 100-frame push's CPU in a perf profile), and no plan here depends on parameter values.
 set plan_cache_mode = force_generic_plan
--- Every table here is reached by key. A plan made while queues and log_partitions were small (two
--- rows at the last ANALYZE) probed them with a sequential scan per item, and one push naming
--- 10 000 new queues then scanned the growing tables 20 000 times (49 s); the statistics catch up
--- only after the push. Index probes cost the same at two rows and stay flat at millions.
-set enable_seqscan = off
 as $$
 declare
   v_pids uuid[];
@@ -52,16 +47,8 @@ begin
   -- (issue #9). A queue deleted since the lookup locks no row (a recreated one has another id), so
   -- that push, like one naming something new, creates its targets and looks again.
   loop
-    select array_agg(p.id order by p.id), array_agg(distinct q.id), coalesce(bool_or(d.has_txn), false),
-           count(p.id) = count(*)
-      into v_pids, v_qids, v_any_txn, v_found_all
-      from (select e->>'queue' as qn, coalesce(nullif(e->>'partition', ''), 'Default') as pn,
-                   bool_or(nullif(e->>'transactionId', '') is not null) as has_txn
-              from jsonb_array_elements(p_items) e group by 1, 2) d
-      -- Each a key probe (LATERAL … LIMIT 1): as plain left joins the generic plan hash-joined a
-      -- sequential scan of every partition in the database.
-      left join lateral (select q1.id from queues q1 where q1.tenant_id = p_tenant and q1.name = d.qn limit 1) q on true
-      left join lateral (select p1.id from log_partitions p1 where p1.queue_id = q.id and p1.name = d.pn limit 1) p on true;
+    select l.pids, l.qids, l.any_txn, l.found_all into v_pids, v_qids, v_any_txn, v_found_all
+      from _log_push_lookup(p_tenant, p_items) l;
     if v_found_all then
       select count(*) = cardinality(v_qids) into v_found_all
         from (select 1 from queues where id = any (v_qids) order by id for key share) locked;
@@ -166,10 +153,11 @@ begin
                'messageId', to_jsonb(array_agg(s.new_id)),
                'traceId', to_jsonb(array_agg(s.trace))),
              'partitionQueue', (select jsonb_object_agg(t.partition_id, t.queue_name) from targets t),
+             -- By the ids the lookup found (every queue this push names), key probes: as a semi-join
+             -- on names the generic plan nested-looped over the targets, quadratic in a bulk create.
              'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                           from queues q
-                         where q.tenant_id = p_tenant
-                           and q.name in (select t.queue_name from targets t)))
+                         where q.id = any (v_qids)))
       into v_result
       from (select f.idx, f.partition_id, a.base + f.pos as off, f.new_id, f.trace
               from framed f join alloc a on a.id = f.partition_id
@@ -290,8 +278,7 @@ begin
              'traceId', to_jsonb(array_agg(a.trace))),
            'queues', (select jsonb_agg(distinct jsonb_build_object('name', q.name, 'encryptionEnabled', q.encryption_enabled))
                         from queues q
-                       where q.tenant_id = p_tenant
-                         and q.name in (select e->>'queue' from jsonb_array_elements(p_items) e)))
+                       where q.id = any (v_qids)))
     into v_result
     from (select * from answer order by idx) a;
   return v_result;
@@ -316,6 +303,36 @@ as $$
    order by i
 $$;
 
+-- _log_push_lookup: the partitions and queues a batch of push items names, as far as they exist
+-- (_log_push's first step): distinct (queue, partition) names, then one key probe each (LATERAL …
+-- LIMIT 1: as plain left joins the generic plan hash-joined a sequential scan of every partition
+-- in the database). Its own function for the SET below, which the rest of the push must not carry
+-- (it made the dedup statement's plan 1.7× dearer).
+-- Returns: one row: partition ids (sorted), queue ids, whether any item names a transaction id,
+-- and whether every named partition was found. Raises: nothing. STABLE: the caller's statement
+-- takes a fresh snapshot, so a lookup after _log_create_targets sees what it created.
+create or replace function queen._log_push_lookup(p_tenant text, p_items jsonb)
+returns table (pids uuid[], qids uuid[], any_txn boolean, found_all boolean)
+language plpgsql stable
+set search_path = queen, pg_catalog
+set plan_cache_mode = force_generic_plan
+-- Keyed probes whatever the last ANALYZE saw: a generic plan made while queues and log_partitions
+-- held two rows probed them with a sequential scan per name, and one push naming 10 000 new queues
+-- then scanned the grown tables 20 000 times (49 s). Index probes cost the same at two rows.
+set enable_seqscan = off
+as $$
+begin
+  return query
+  select array_agg(p.id order by p.id), array_agg(distinct q.id), coalesce(bool_or(d.has_txn), false),
+         count(p.id) = count(*)
+    from (select e->>'queue' as qn, coalesce(nullif(e->>'partition', ''), 'Default') as pn,
+                 bool_or(nullif(e->>'transactionId', '') is not null) as has_txn
+            from jsonb_array_elements(p_items) e group by 1, 2) d
+    left join lateral (select q1.id from queues q1 where q1.tenant_id = p_tenant and q1.name = d.qn limit 1) q on true
+    left join lateral (select p1.id from log_partitions p1 where p1.queue_id = q.id and p1.name = d.pn limit 1) p on true;
+end
+$$;
+
 -- _log_create_targets: the queues and partitions a batch of push items names, created if missing,
 -- shared by push, transaction pushes and stream cycles. Set-based: one insert of the missing queues
 -- and one of the missing partitions, whatever the batch names (a push creating 10 000 queues made
@@ -331,7 +348,7 @@ create or replace function queen._log_create_targets(p_tenant text, p_items json
 returns void
 language plpgsql volatile
 set search_path = queen, pg_catalog
--- Keyed probes whatever the last ANALYZE saw (_log_push says why).
+-- Keyed probes whatever the last ANALYZE saw (_log_push_lookup says why).
 set enable_seqscan = off
 as $$
 declare
