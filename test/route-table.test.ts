@@ -13,7 +13,7 @@ import { VERSION } from '../src/version.js'
 import { acceptedRoles } from '../scripts/routes.js'
 
 // A literal copy of API §3.6: method, path, roles, body; `public` marks the three tenant-free
-// routes of the default skip list, `broker` the two routes that refuse tenant-bound tokens.
+// routes of the default skip list, `broker` the operator-only routes that refuse tenant-bound tokens.
 const SPEC_3_6 = `
 GET /health | R RW A | none | public
 GET /metrics | A | none | public
@@ -61,15 +61,15 @@ GET /api/v1/status/buffers | R RW A | none
 GET /api/v1/analytics/queue-ops | R RW A | none
 GET /api/v1/analytics/queue-lag | R RW A | none
 GET /api/v1/analytics/retention | R RW A | none
-GET /api/v1/analytics/system-metrics | A | none
-GET /api/v1/analytics/worker-metrics | A | none
-GET /api/v1/analytics/queue-parked-replicas | A | none
-GET /api/v1/analytics/postgres-stats | A | none
-GET /api/v1/system/maintenance | A | none
+GET /api/v1/analytics/system-metrics | A | none | broker
+GET /api/v1/analytics/worker-metrics | A | none | broker
+GET /api/v1/analytics/queue-parked-replicas | A | none | broker
+GET /api/v1/analytics/postgres-stats | A | none | broker
+GET /api/v1/system/maintenance | A | none | broker
 POST /api/v1/system/maintenance | A | required | broker
-GET /api/v1/system/maintenance/pop | A | none
+GET /api/v1/system/maintenance/pop | A | none | broker
 POST /api/v1/system/maintenance/pop | A | required | broker
-GET /api/v1/system/placements | A | none
+GET /api/v1/system/placements | A | none | broker
 PUT /api/v1/system/placements/:tenant | A | required | broker
 POST /api/v1/system/placements/:tenant/move | A | required | broker
 POST /api/v1/fetch | R RW A | required

@@ -56,7 +56,8 @@ export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authen
       c.set('tenant', tenant)
     }
     if (spec.brokerWide && principal.tenant !== null) {
-      throw new HttpError(403, 'tenant_forbidden', 'Tenant-bound tokens cannot change broker-wide settings')
+      const what = spec.method === 'GET' ? 'read broker-wide data' : 'change broker-wide settings'
+      throw new HttpError(403, 'tenant_forbidden', `Tenant-bound tokens cannot ${what}`)
     }
 
     // Only a percent-escape brings U+0000 into a path or query (the HTTP parser refuses a raw one).

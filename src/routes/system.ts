@@ -1,7 +1,7 @@
 // System maintenance (docs/status.md): two broker-wide flags in queen.system_state that the push
 // and pop procedures read themselves, so a switch made through one replica or isolate applies on
-// every other from its next request. Reads are admin; the switches are admin and refuse
-// tenant-bound tokens (brokerWide, design decision 41). There is no local push buffer, so Queen's
+// every other from its next request. Reads and switches are admin and refuse tenant-bound tokens
+// (brokerWide: the flags are the operator's, docs/security.md). There is no local push buffer, so Queen's
 // buffer fields are true zeros.
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
@@ -9,7 +9,7 @@ import { sentence, worded } from '../http/validate.js'
 
 export const switchBody = worded(z.object({ enabled: z.boolean({ error: 'enabled (boolean) is required' }) }), sentence)
 
-const read = { roles: ROLE_SETS.A, tenant: 'required', body: 'none' } as const
+const read = { roles: ROLE_SETS.A, tenant: 'required', body: 'none', brokerWide: true } as const
 const write = { roles: ROLE_SETS.A, tenant: 'required', body: 'required', brokerWide: true, request: { body: switchBody } } as const
 const NO_BUFFER = { bufferedMessages: 0, bufferHealthy: true } as const
 

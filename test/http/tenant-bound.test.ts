@@ -101,6 +101,28 @@ describe('broker-wide routes', () => {
     const res = await tenancy.json('POST', '/probe/broker-wide', {}, await as({ role: 'admin' }, 'acme'))
     expect(res.status).toBe(200)
   })
+
+  // A tenant-bound admin is a tenant's admin, not the operator: the placement directory names every
+  // tenant, and the process and PostgreSQL figures are every tenant's load.
+  const OPERATOR_READS = [
+    '/api/v1/system/placements',
+    '/api/v1/system/maintenance',
+    '/api/v1/system/maintenance/pop',
+    '/api/v1/analytics/system-metrics',
+    '/api/v1/analytics/worker-metrics',
+    '/api/v1/analytics/queue-parked-replicas',
+    '/api/v1/analytics/postgres-stats',
+  ]
+  it('include the broker-wide reads: a tenant-bound admin gets 403 with the envelope, an unbound one 200', async () => {
+    for (const path of OPERATOR_READS) {
+      for (const [app, tenant] of [[tenancy, 'acme'], [single, undefined]] as const) {
+        const res = await app.json('GET', path, undefined, await as({ role: 'admin', tenant: 'acme' }, tenant))
+        expect(res.status, path).toBe(403)
+        expect(res.body, path).toEqual({ error: 'Tenant-bound tokens cannot read broker-wide data', code: 'tenant_forbidden' })
+      }
+      expect((await tenancy.json('GET', path, undefined, await as({ role: 'admin' }, 'acme'))).status, path).toBe(200)
+    }
+  })
 })
 
 describe('the principal a handler sees (producerSub)', () => {
