@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const listingCache = deps.listingCache ?? createQueueListingCache()
 
   app.use(requestLog(log, metrics))
-  app.use(cors(config.QUEEN_TENANCY_HEADER))
+  app.use(cors(config.QUEEN_TENANCY_HEADER, config.CORS_ORIGINS))
   app.use(async (c, next) => {
     c.set('config', config)
     c.set('log', log)

@@ -2,6 +2,7 @@
 // Worker's env bindings on the edge. Every variable the broker reads lives here (design decision 36), and the
 // README's configuration table is checked against VARIABLES by a test, so the two cannot drift.
 import { z } from 'zod'
+import { parseCorsOrigins, type CorsOrigins } from './http/cors.js'
 
 export type Runtime = 'node' | 'workers'
 
@@ -32,6 +33,15 @@ function base64Length(v: string): number {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v)) return -1
   return Math.floor((v.length * 3) / 4) - (v.match(/=+$/)?.[0].length ?? 0)
 }
+
+const corsOrigins = z.string().transform((v, ctx): CorsOrigins => {
+  const parsed = parseCorsOrigins(v)
+  if (typeof parsed === 'string' && parsed !== '*') {
+    ctx.addIssue({ code: 'custom', message: parsed })
+    return z.NEVER
+  }
+  return parsed
+})
 
 const TENANCY_HEADER = /^[A-Za-z0-9-]+$/
 
@@ -79,6 +89,7 @@ export const VARIABLES = {
   QUEEN_TENANCY_HEADER: { schema: z.string().regex(TENANCY_HEADER, 'must be an HTTP header name'), meaning: 'header naming the tenant of every request (unset: single tenant `\'\'`)' },
   QUEEN_ENCRYPTION_KEY: { schema: encryptionKey, meaning: 'AES-256-GCM key for encryptionEnabled queues (64 hex characters or base64)' },
   QUEEN_ENCRYPTION_KEY_PREVIOUS: { schema: encryptionKey, meaning: 'previous key, still used to decrypt during a rotation' },
+  CORS_ORIGINS: { schema: corsOrigins, meaning: 'origins a browser may call from: a comma list (`https://app.example,https://ops.example`) or `*` (any); unset: no CORS headers at all (docs/security.md)' },
   JWT_ENABLED: { schema: bool, default: 'false', meaning: 'turn JWT authentication on' },
   JWT_ALGORITHM: { schema: z.enum(['HS256', 'RS256', 'RS384', 'RS512', 'EdDSA', 'auto']), default: 'HS256', meaning: 'HS256, RS256, RS384, RS512, EdDSA or auto' },
   JWT_SECRET: { schema: text, meaning: 'HS256 key (a secret)' },

@@ -144,12 +144,21 @@ describe('the worker in workerd', () => {
       body: { status: 'healthy', database: 'connected', version: VERSION },
       headers: { 'x-request-id': 'present' },
     })
-    expect(await edge.fetch('/nope')).toMatchObject({
+    // CORS is off unless CORS_ORIGINS is set (docs/security.md): no Access-Control-* header at all.
+    const closed = await edge.fetch('/nope', { headers: { origin: 'https://app.example' } })
+    expect(closed).toMatchObject({ status: 404, body: { error: 'Not found', code: 'not_found' } })
+    expect(Object.keys(closed.headers).filter((h) => h.startsWith('access-control-'))).toEqual([])
+    const closedPreflight = await edge.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
+    expect(closedPreflight.status).toBe(204)
+    expect(Object.keys(closedPreflight.headers).filter((h) => h.startsWith('access-control-'))).toEqual([])
+
+    const open = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, CORS_ORIGINS: '*' })
+    expect(await open.fetch('/nope')).toMatchObject({
       status: 404,
       body: { error: 'Not found', code: 'not_found' },
       headers: { 'access-control-allow-origin': '*' },
     })
-    const preflight = await edge.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
+    const preflight = await open.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
     expect(preflight.status).toBe(204)
     expect(preflight.body).toBeNull()
     expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': '*' })
