@@ -65,9 +65,9 @@ GET /api/v1/analytics/system-metrics | A | none | broker
 GET /api/v1/analytics/worker-metrics | A | none | broker
 GET /api/v1/analytics/queue-parked-replicas | A | none | broker
 GET /api/v1/analytics/postgres-stats | A | none | broker
-GET /api/v1/system/maintenance | A | none | broker
+GET /api/v1/system/maintenance | A | none
 POST /api/v1/system/maintenance | A | required | broker
-GET /api/v1/system/maintenance/pop | A | none | broker
+GET /api/v1/system/maintenance/pop | A | none
 POST /api/v1/system/maintenance/pop | A | required | broker
 GET /api/v1/system/placements | A | none | broker
 PUT /api/v1/system/placements/:tenant | A | required | broker

@@ -106,8 +106,6 @@ describe('broker-wide routes', () => {
   // tenant, and the process and PostgreSQL figures are every tenant's load.
   const OPERATOR_READS = [
     '/api/v1/system/placements',
-    '/api/v1/system/maintenance',
-    '/api/v1/system/maintenance/pop',
     '/api/v1/analytics/system-metrics',
     '/api/v1/analytics/worker-metrics',
     '/api/v1/analytics/queue-parked-replicas',
