@@ -2,7 +2,7 @@
 // Worker's env bindings on the edge. Every variable the broker reads lives here (design decision 36), and the
 // README's configuration table is checked against VARIABLES by a test, so the two cannot drift.
 import { z } from 'zod'
-import { parseCorsOrigins, type CorsOrigins } from './http/cors.js'
+import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js'
 
 export type Runtime = 'node' | 'workers'
 
@@ -92,9 +92,12 @@ export const VARIABLES = {
   CORS_ORIGINS: { schema: corsOrigins, meaning: 'origins a browser may call from: a comma list (`https://app.example,https://ops.example`) or `*` (any); unset: no CORS headers at all (docs/security.md)' },
   JWT_ENABLED: { schema: bool, default: 'false', meaning: 'turn JWT authentication on' },
   JWT_ALGORITHM: { schema: z.enum(['HS256', 'RS256', 'RS384', 'RS512', 'EdDSA', 'auto']), default: 'HS256', meaning: 'HS256, RS256, RS384, RS512, EdDSA or auto' },
-  JWT_SECRET: { schema: text, meaning: 'HS256 key (a secret)' },
+  JWT_SECRET: { schema: text, meaning: 'HS256 key (a secret), at least 32 bytes: a shorter one is refused at start' },
   JWT_PUBLIC_KEY: { schema: text, meaning: 'PEM public key for RS*/EdDSA' },
-  JWT_JWKS_URL: { schema: z.url(), meaning: 'JWKS endpoint; keys chosen by kid' },
+  JWT_JWKS_URL: { schema: z.url(), meaning: 'JWKS endpoint; keys chosen by kid; https only, except a localhost address or JWT_JWKS_ALLOW_HTTP' },
+  JWT_JWKS_ALLOW_HTTP: { schema: bool, default: 'false', meaning: 'accept an http:// JWT_JWKS_URL on a non-local host (tests, a trusted private network)' },
+  JWT_JWKS_MAX_STALE_SECONDS: { schema: int(0, 7 * 86400), default: '3600', meaning: 'how long past its 10-minute freshness a cached JWKS still verifies while refetching fails; then 503 jwks_unavailable' },
+  JWT_REQUIRE_EXP: { schema: bool, default: 'false', meaning: 'refuse tokens without an `exp` claim (otherwise such a token never expires)' },
   JWT_ISSUER: { schema: text, meaning: 'required `iss` when set' },
   JWT_AUDIENCE: { schema: text, meaning: 'required `aud` when set' },
   JWT_ROLES_CLAIM: { schema: text, default: 'role', meaning: 'claim holding one role string' },
@@ -182,7 +185,22 @@ function checkAuthMaterial(c: Config): void {
   if (c.JWT_ALGORITHM === 'auto' && !asymmetric && c.JWT_SECRET === undefined) {
     throw new ConfigError('JWT_ALGORITHM', 'auto needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL')
   }
+  // HMAC-SHA256 is only as strong as its key; a short one falls to an offline guess of any token.
+  const hs256 = c.JWT_ALGORITHM === 'HS256' || c.JWT_ALGORITHM === 'auto'
+  if (hs256 && c.JWT_SECRET !== undefined && new TextEncoder().encode(c.JWT_SECRET).length < MIN_SECRET_BYTES) {
+    throw new ConfigError('JWT_SECRET', `must be at least ${MIN_SECRET_BYTES} bytes for HS256 (e.g. \`openssl rand -base64 32\`)`)
+  }
+  // Keys fetched over plain http can be swapped by anyone on the path, forging every token.
+  if (c.JWT_JWKS_URL !== undefined && !c.JWT_JWKS_ALLOW_HTTP) {
+    const url = new URL(c.JWT_JWKS_URL)
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname))) {
+      throw new ConfigError('JWT_JWKS_URL', 'must be https:// (http:// only for localhost, or with JWT_JWKS_ALLOW_HTTP=true)')
+    }
+  }
 }
+
+const MIN_SECRET_BYTES = 32
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 /** Meaning and printed default of each variable, for the README table and `--help`-style output. */
 export function describeVariables(): { name: string; default: string; meaning: string }[] {

@@ -8,22 +8,8 @@
 // answers a listed Origin with itself (and `Vary: Origin`), any other with nothing. OPTIONS on any path
 // is answered 204 before routing, authentication or the tenant check, configured or not.
 import type { MiddlewareHandler } from 'hono'
+import type { CorsOrigins } from './cors-origins.js'
 import type { AppEnv } from './env.js'
-
-/** The parsed CORS_ORIGINS: '*' or the exact origins allowed. */
-export type CorsOrigins = '*' | readonly string[]
-
-const ORIGIN = /^https?:\/\/[^/\s?#]+$/
-
-/** Parses CORS_ORIGINS: `*` alone, or a comma list of origins (scheme://host[:port], no path). */
-export function parseCorsOrigins(value: string): CorsOrigins | string {
-  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '')
-  if (entries.length === 0) return 'must name at least one origin, or *'
-  if (entries.includes('*')) return entries.length === 1 ? '*' : 'must be * alone or a list of origins, not both'
-  const bad = entries.find((e) => !ORIGIN.test(e))
-  if (bad !== undefined) return `entries must be origins like https://app.example (scheme://host[:port], no path); got ${JSON.stringify(bad.slice(0, 80))}`
-  return entries.map((e) => e.toLowerCase())
-}
 
 export function cors(tenancyHeader: string | undefined, origins: CorsOrigins | undefined): MiddlewareHandler<AppEnv> {
   const allowHeaders = ['Content-Type', 'Authorization', ...(tenancyHeader ? [tenancyHeader] : [])].join(', ')
