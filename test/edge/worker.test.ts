@@ -332,6 +332,7 @@ describe('the worker in workerd', () => {
     ['STATEMENT_TIMEOUT_MS', 'is not a number', { STATEMENT_TIMEOUT_MS: 'soon' }],
     ['DATABASE_URL', 'is missing', { DATABASE_URL: '' }],
     ['JWT_PUBLIC_KEY', 'is missing under RS256', { JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_SECRET: 'not-logged-secret' }],
+    ['JWT_SECRET', 'is shorter than 32 bytes', { JWT_ENABLED: 'true', JWT_SECRET: 'short-not-logged' }],
     // Caught only when the isolate imports the key at its first event (WebCrypto is asynchronous).
     ['JWT_PUBLIC_KEY', 'is not a parsable PEM', { JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' }],
   ])('answers 500 internal on every request and logs the variable when %s %s', async (variable, _why, bad) => {
