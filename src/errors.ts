@@ -3,7 +3,7 @@
 // body.error as a string; "invalid" is added only by the sink-hold refusals of configure.
 import { DbError } from './db/errors.js'
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503
 
 export class HttpError extends Error {
   constructor(

@@ -25,6 +25,7 @@ const RESPONSES = {
   NotFound: 'The route requires a resource that does not exist (`queue_not_found`, `partition_not_found`, `message_not_found`, `key_not_found`) or no route matches (`not_found`).',
   Conflict: 'The message is not in the state the action needs (`not_in_dlq`, `already_in_dlq`), or the one-parameter form is ambiguous (`ambiguous_transaction` with `partitions`, `ambiguous_consumer_group` with `consumerGroups`).',
   PayloadTooLarge: 'The body is over MAX_BODY_BYTES, or a push holds too many or too large items (`payload_too_large`).',
+  TooManyRequests: "The tenant's share is used up (`tenant_busy`: too many of its database calls waiting; `too_many_polls`: too many long polls parked), with Retry-After.",
   Unavailable: 'Database unreachable or overloaded (`db_unavailable`, with Retry-After), or push maintenance (`maintenance`).',
   Internal: 'Unexpected failure (`internal`); never carries SQL, driver messages or stack traces.',
 } as const
@@ -47,6 +48,7 @@ export function errorResponses(spec: RouteSpec): Record<string, unknown> {
     ...(spec.path.includes(':') ? { '404': ref('NotFound') } : {}),
     ...(/\/(retry|dlq)$/.test(spec.path) ? { '409': ref('Conflict') } : {}),
     ...(spec.body !== 'none' ? { '413': ref('PayloadTooLarge') } : {}),
+    ...(spec.tenant === 'required' ? { '429': ref('TooManyRequests') } : {}),
     '500': ref('Internal'),
     '503': ref('Unavailable'),
   }

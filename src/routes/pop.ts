@@ -105,11 +105,14 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   if (result.messages.length > 0) return answer(c, result, request.group)
   const floor = result.minPopWaitMs
   if (!wait) return holdEmpty()
+  // Past the parking caps this answers 429 with Retry-After (src/tenant-share/parked-polls.ts).
+  const leave = c.get('parkedPolls').enter(c.get('tenant'))
   c.get('metrics').longPoll(1)
   try {
     return await longPoll()
   } finally {
     c.get('metrics').longPoll(-1)
+    leave()
   }
 
   async function holdEmpty() {
