@@ -201,7 +201,7 @@ async function answer(
   c.get('metrics').popped(result.messages.length)
   // Only an encrypted frame needs reveal's pass (and its promise per frame); the rest go out as they came.
   const messages = result.messages.some((m) => m.enc)
-    ? await reveal(c.get('config'), result.messages.map((m) => ({ ...delivered(m), enc: m.enc })))
+    ? await reveal(c.get('config'), result.messages.map((m) => ({ ...delivered(m), enc: m.enc })), (m) => ({ tenant: c.get('db').tenant, queue: m.queue, partition: m.partition }))
     : result.messages.map(delivered)
   return c.json({
     success: true,
