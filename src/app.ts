@@ -29,6 +29,8 @@ import { createPlacementRouter, createReadiness, type PlacementRouter } from './
 import { singleDatabaseSet } from './db/placement/database-set.js'
 import { placementService } from './db/placement/service.js'
 import { tenantDatabase } from './db/tenant-database.js'
+import { createTenantCallLimiter } from './tenant-share/call-limiter.js'
+import { createParkedPolls } from './tenant-share/parked-polls.js'
 
 export interface AppDeps {
   config: Config
@@ -69,9 +71,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Per app, so per process on Node and per isolate on Workers (each entry builds one app).
   const encryptionFlags = deps.encryptionFlags ?? createEncryptionFlags()
   const listingCache = deps.listingCache ?? createQueueListingCache()
+  // Each tenant's share (docs/security.md), per app like the rest: with tenancy off there is one
+  // tenant, so no share to keep and the process-wide parking cap is its cap.
+  const tenancy = config.QUEEN_TENANCY_HEADER !== undefined
+  const parkedPolls = createParkedPolls({ perTenant: tenancy ? config.MAX_PARKED_POLLS_PER_TENANT : config.MAX_PARKED_POLLS, total: config.MAX_PARKED_POLLS })
+  const callLimiter = tenancy
+    ? createTenantCallLimiter({ concurrency: Math.min(config.TENANT_DB_CONCURRENCY, config.DB_POOL_SIZE), queue: config.TENANT_DB_QUEUE })
+    : undefined
 
   app.use(requestLog(log, metrics))
-  app.use(cors(config.QUEEN_TENANCY_HEADER))
+  app.use(cors(config.QUEEN_TENANCY_HEADER, config.CORS_ORIGINS))
   app.use(urlLimit)
   app.use(async (c, next) => {
     c.set('config', config)
@@ -81,6 +90,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('deflater', deflater)
     c.set('encryptionFlags', encryptionFlags)
     c.set('listingCache', listingCache)
+    c.set('parkedPolls', parkedPolls)
     await next()
   })
 
@@ -93,7 +103,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const router = routerOf(c)
     c.set('placement', placementService(router, log))
     const tenant = c.get('tenant')
-    c.set('db', tenantDatabase(await router.forTenant(tenant), tenant))
+    c.set('db', tenantDatabase(await router.forTenant(tenant), tenant, callLimiter))
     await next()
   }
   const routes = deps.routes ?? allRoutes(VERSION)

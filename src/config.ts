@@ -2,6 +2,7 @@
 // Worker's env bindings on the edge. Every variable the broker reads lives here (design decision 36), and the
 // README's configuration table is checked against VARIABLES by a test, so the two cannot drift.
 import { z } from 'zod'
+import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js'
 
 export type Runtime = 'node' | 'workers'
 
@@ -32,6 +33,15 @@ function base64Length(v: string): number {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(v)) return -1
   return Math.floor((v.length * 3) / 4) - (v.match(/=+$/)?.[0].length ?? 0)
 }
+
+const corsOrigins = z.string().transform((v, ctx): CorsOrigins => {
+  const parsed = parseCorsOrigins(v)
+  if (typeof parsed === 'string' && parsed !== '*') {
+    ctx.addIssue({ code: 'custom', message: parsed })
+    return z.NEVER
+  }
+  return parsed
+})
 
 const TENANCY_HEADER = /^[A-Za-z0-9-]+$/
 
@@ -79,11 +89,15 @@ export const VARIABLES = {
   QUEEN_TENANCY_HEADER: { schema: z.string().regex(TENANCY_HEADER, 'must be an HTTP header name'), meaning: 'header naming the tenant of every request (unset: single tenant `\'\'`)' },
   QUEEN_ENCRYPTION_KEY: { schema: encryptionKey, meaning: 'AES-256-GCM key for encryptionEnabled queues (64 hex characters or base64)' },
   QUEEN_ENCRYPTION_KEY_PREVIOUS: { schema: encryptionKey, meaning: 'previous key, still used to decrypt during a rotation' },
+  CORS_ORIGINS: { schema: corsOrigins, meaning: 'origins a browser may call from: a comma list (`https://app.example,https://ops.example`) or `*` (any); unset: no CORS headers at all (docs/security.md)' },
   JWT_ENABLED: { schema: bool, default: 'false', meaning: 'turn JWT authentication on' },
   JWT_ALGORITHM: { schema: z.enum(['HS256', 'RS256', 'RS384', 'RS512', 'EdDSA', 'auto']), default: 'HS256', meaning: 'HS256, RS256, RS384, RS512, EdDSA or auto' },
-  JWT_SECRET: { schema: text, meaning: 'HS256 key (a secret)' },
+  JWT_SECRET: { schema: text, meaning: 'HS256 key (a secret), at least 32 bytes: a shorter one is refused at start' },
   JWT_PUBLIC_KEY: { schema: text, meaning: 'PEM public key for RS*/EdDSA' },
-  JWT_JWKS_URL: { schema: z.url(), meaning: 'JWKS endpoint; keys chosen by kid' },
+  JWT_JWKS_URL: { schema: z.url(), meaning: 'JWKS endpoint; keys chosen by kid; https only, except a localhost address or JWT_JWKS_ALLOW_HTTP' },
+  JWT_JWKS_ALLOW_HTTP: { schema: bool, default: 'false', meaning: 'accept an http:// JWT_JWKS_URL on a non-local host (tests, a trusted private network)' },
+  JWT_JWKS_MAX_STALE_SECONDS: { schema: int(0, 7 * 86400), default: '3600', meaning: 'how long past its 10-minute freshness a cached JWKS still verifies while refetching fails; then 503 jwks_unavailable' },
+  JWT_REQUIRE_EXP: { schema: bool, default: 'false', meaning: 'refuse tokens without an `exp` claim (otherwise such a token never expires)' },
   JWT_ISSUER: { schema: text, meaning: 'required `iss` when set' },
   JWT_AUDIENCE: { schema: text, meaning: 'required `aud` when set' },
   JWT_ROLES_CLAIM: { schema: text, default: 'role', meaning: 'claim holding one role string' },
@@ -104,6 +118,10 @@ export const VARIABLES = {
   TRACE_RETENTION_DAYS: { schema: int(0), default: '30', meaning: 'message traces are aged out after this many days' },
   METRICS_RETENTION_DAYS: { schema: int(0), default: '90', meaning: 'per-minute queue metrics are kept this many days' },
   DLQ_RETENTION_DAYS: { schema: int(0), default: '0', meaning: 'dead-letter rows are aged out after this many days (0: kept until the queue is deleted)' },
+  MAX_PARKED_POLLS: { schema: int(1), default: '1000', meaning: 'long polls parked at once per process (Workers: per isolate); one more answers 429 with Retry-After (docs/security.md)' },
+  MAX_PARKED_POLLS_PER_TENANT: { schema: int(1), default: '100', meaning: 'long polls one tenant may have parked per process or isolate, with tenancy on; one more answers 429 with Retry-After' },
+  TENANT_DB_CONCURRENCY: { schema: int(0, 1000), default: '5', meaning: 'database calls one tenant may have in flight per process or isolate, with tenancy on (at most DB_POOL_SIZE); more wait behind that tenant\'s own (0: no limit)' },
+  TENANT_DB_QUEUE: { schema: int(0), default: '1000', meaning: 'database calls of one tenant that may wait for its share; one more answers 429 tenant_busy with Retry-After' },
   MAX_POP_WAIT_MS: { schema: int(0), default: { node: '30000', workers: '25000' }, meaning: 'long-poll cap; longer client timeouts are clamped' },
   POP_LINGER_MS: { schema: int(0, 1000), default: '50', meaning: 'how long a long poll woken by a push waits for more messages before it claims (0: none); docs/long-poll.md' },
   DEFAULT_SUBSCRIPTION_MODE: { schema: z.enum(['all', 'from_beginning', 'new', 'new-only']), default: 'all', meaning: 'subscription mode of a consumer group that does not name one' },
@@ -172,7 +190,22 @@ function checkAuthMaterial(c: Config): void {
   if (c.JWT_ALGORITHM === 'auto' && !asymmetric && c.JWT_SECRET === undefined) {
     throw new ConfigError('JWT_ALGORITHM', 'auto needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL')
   }
+  // HMAC-SHA256 is only as strong as its key; a short one falls to an offline guess of any token.
+  const hs256 = c.JWT_ALGORITHM === 'HS256' || c.JWT_ALGORITHM === 'auto'
+  if (hs256 && c.JWT_SECRET !== undefined && new TextEncoder().encode(c.JWT_SECRET).length < MIN_SECRET_BYTES) {
+    throw new ConfigError('JWT_SECRET', `must be at least ${MIN_SECRET_BYTES} bytes for HS256 (e.g. \`openssl rand -base64 32\`)`)
+  }
+  // Keys fetched over plain http can be swapped by anyone on the path, forging every token.
+  if (c.JWT_JWKS_URL !== undefined && !c.JWT_JWKS_ALLOW_HTTP) {
+    const url = new URL(c.JWT_JWKS_URL)
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname))) {
+      throw new ConfigError('JWT_JWKS_URL', 'must be https:// (http:// only for localhost, or with JWT_JWKS_ALLOW_HTTP=true)')
+    }
+  }
 }
+
+const MIN_SECRET_BYTES = 32
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 /** Meaning and printed default of each variable, for the README table and `--help`-style output. */
 export function describeVariables(): { name: string; default: string; meaning: string }[] {

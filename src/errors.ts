@@ -120,7 +120,8 @@ export function fromDbError(error: DbError): HttpError {
  * Configure's own failure shapes (design decision 29, docs/options.md): the one route that passes
  * procedure verdicts through. The table's codes answer as everywhere (its configure-only entry
  * included); a failure of the call itself (no connection, a transient SQLSTATE) is 500 "configure
- * failed: …" rather than 503; any other verdict is its MESSAGE verbatim at 500. Driver transport
+ * failed: …" rather than 503; a RAISE's verdict (P0001) is its MESSAGE verbatim at 500, any other
+ * SQLSTATE a bare 500. Driver transport
  * text never gets here: DbError reduces it to "database unavailable".
  */
 export function fromConfigureError(error: unknown): HttpError {
@@ -130,8 +131,11 @@ export function fromConfigureError(error: unknown): HttpError {
   }
   const answer = answerOf(error.sqlstate)
   if (answer) return answered(error, answer)
-  if (error.sqlstate.startsWith('QM')) return internal()
-  return new HttpError(500, 'internal', error.message)
+  // Only a deliberate RAISE (plpgsql's raise_exception, P0001: a trigger's or policy's verdict) is
+  // passed through. Any other class is PostgreSQL's own text, which can name tables, constraints
+  // and the values that broke them: a bare 500, like every other route.
+  if (error.sqlstate === 'P0001') return new HttpError(500, 'internal', error.message)
+  return internal()
 }
 
 /** Any thrown value, as the HttpError a client may see. */

@@ -94,7 +94,8 @@ function logBroken(state: Broken): void {
 const internalError = () =>
   new Response(JSON.stringify({ error: 'Internal error', code: 'internal' }), {
     status: 500,
-    headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' },
+    // No CORS header: without a configuration CORS_ORIGINS is unknown, and the default is none.
+    headers: { 'content-type': 'application/json' },
   })
 
 // workers-types' Request/Response are nominally different from the DOM types Hono is typed

@@ -35,6 +35,25 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUEEN_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') }, 'node')).toThrow(/QUEEN_ENCRYPTION_KEY/)
   })
 
+  it('refuses an HS256 secret shorter than 32 bytes, saying so, and only where HS256 can use it', () => {
+    for (const alg of ['HS256', 'auto']) {
+      expect(() => loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: alg, JWT_SECRET: 'x'.repeat(31) }, 'node'), alg).toThrow(/^invalid configuration: JWT_SECRET must be at least 32 bytes for HS256/)
+    }
+    expect(loadConfig({ JWT_ENABLED: 'true', JWT_SECRET: 'x'.repeat(32) }, 'node').JWT_SECRET).toHaveLength(32)
+    // Counted in bytes: 11 three-byte characters are 33 bytes.
+    expect(loadConfig({ JWT_ENABLED: 'true', JWT_SECRET: '€'.repeat(11) }, 'node').JWT_ENABLED).toBe(true)
+    // With auth off the secret is never used, so it is not judged.
+    expect(loadConfig({ JWT_SECRET: 's' }, 'node').JWT_ENABLED).toBe(false)
+  })
+
+  it('fetches a JWKS only over https, or http to localhost, or with JWT_JWKS_ALLOW_HTTP', () => {
+    const jwks = (url: string, extra: Record<string, string> = {}) => () => loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_JWKS_URL: url, ...extra }, 'node')
+    expect(jwks('http://issuer.example/jwks')).toThrow(/^invalid configuration: JWT_JWKS_URL must be https/)
+    expect(jwks('ftp://issuer.example/jwks')).toThrow(/JWT_JWKS_URL/)
+    for (const ok of ['https://issuer.example/jwks', 'http://localhost:8080/jwks', 'http://127.0.0.1:9/jwks', 'http://[::1]:9/jwks']) expect(jwks(ok), ok).not.toThrow()
+    expect(jwks('http://issuer.internal/jwks', { JWT_JWKS_ALLOW_HTTP: 'true' })).not.toThrow()
+  })
+
   it('refuses auth switched on without key material', () => {
     expect(() => loadConfig({ JWT_ENABLED: 'true' }, 'node')).toThrow(/JWT_SECRET/)
     expect(() => loadConfig({ JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256' }, 'node')).toThrow(/JWT_PUBLIC_KEY/)

@@ -13,7 +13,7 @@ import { VERSION } from '../src/version.js'
 import { acceptedRoles } from '../scripts/routes.js'
 
 // A literal copy of API §3.6: method, path, roles, body; `public` marks the three tenant-free
-// routes of the default skip list, `broker` the two routes that refuse tenant-bound tokens.
+// routes of the default skip list, `broker` the operator-only routes that refuse tenant-bound tokens.
 const SPEC_3_6 = `
 GET /health | R RW A | none | public
 GET /metrics | A | none | public
@@ -67,15 +67,15 @@ GET /api/v1/analytics/workload | R RW A | none
 GET /api/v1/analytics/dlq-signatures | R RW A | none
 GET /api/v1/analytics/partition-liveness | R RW A | none
 GET /status | R RW A | none
-GET /api/v1/analytics/system-metrics | A | none
-GET /api/v1/analytics/worker-metrics | A | none
-GET /api/v1/analytics/queue-parked-replicas | A | none
-GET /api/v1/analytics/postgres-stats | A | none
+GET /api/v1/analytics/system-metrics | A | none | broker
+GET /api/v1/analytics/worker-metrics | A | none | broker
+GET /api/v1/analytics/queue-parked-replicas | A | none | broker
+GET /api/v1/analytics/postgres-stats | A | none | broker
 GET /api/v1/system/maintenance | A | none
 POST /api/v1/system/maintenance | A | required | broker
 GET /api/v1/system/maintenance/pop | A | none
 POST /api/v1/system/maintenance/pop | A | required | broker
-GET /api/v1/system/placements | A | none
+GET /api/v1/system/placements | A | none | broker
 PUT /api/v1/system/placements/:tenant | A | required | broker
 POST /api/v1/system/placements/:tenant/move | A | required | broker
 POST /api/v1/fetch | R RW A | required

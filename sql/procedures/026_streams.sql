@@ -332,10 +332,13 @@ declare
   v_rows_hash text;
   v_deferred boolean := false;
 begin
+  -- The partition's tenant first, before any lock: a partition of another tenant (or none) reads as
+  -- not this tenant's (v_queue null), and then no engine row of it is locked or read below; its
+  -- state ops stay the caller's own rows, keyed by the caller's query.
+  select t.queue_name into v_queue from _tenant_partition(p_tenant, v_pid) t;
   select q.id into v_qid from stream_queries q
    where q.id = (p_body->>'query_id')::uuid and q.tenant_id = p_tenant
      for key share;
-  select t.queue_name into v_queue from _tenant_partition(p_tenant, v_pid) t;
   if v_qid is null then
     return jsonb_build_object('success', false, 'query_id', p_body->>'query_id', 'partition_id', v_pid, 'queueName', v_queue,
                               'state_ops_applied', 0, 'push_results', '[]'::jsonb, 'ack_result', null, 'queues', '[]'::jsonb,
@@ -440,7 +443,7 @@ begin
       v_ack_result := v_ack_result - 'error';
     end if;
 
-    if v_flush and exists (select 1 from log_consumers c
+    if v_flush and v_queue is not null and exists (select 1 from log_consumers c
                             where c.partition_id = v_pid and c.consumer_group = coalesce(v_shard.source_group, v_group)
                               and c.lease_expires_at > v_now
                               for share) then
@@ -469,7 +472,7 @@ begin
                         else h.flushed end,
          source_group = case when v_ack is not null then v_group else h.source_group end,
          lease_seen = (select coalesce(c.lease_id, c.released_lease_id) from log_consumers c
-                        where c.partition_id = v_pid
+                        where v_queue is not null and c.partition_id = v_pid
                           and c.consumer_group = case when v_ack is not null then v_group else coalesce(h.source_group, v_group) end)
    where h.query_id = v_qid and h.partition_id = v_pid;
   return v_answer;

@@ -5,8 +5,9 @@
 -- Every outcome a caller must read is a verdict in the answer, not a raise: `moved`, `duplicate`
 -- (the destination's dedup window already holds `dlq:<row id>`: nothing written, the row kept),
 -- `gone` (no such row for this tenant), `maintenance` (push maintenance is on: nothing written),
--- `encryption_mismatch` (the payload and the destination queue disagree on encryption: the route
--- re-encodes the stored payload for the destination, which SQL cannot, and moves again with it).
+-- `encryption_mismatch` (the payload and the destination queue disagree on encryption, or a sealed
+-- payload moves to another queue or partition than it was sealed for: the route re-encodes the
+-- stored payload for the destination, which SQL cannot, and moves again with it).
 -- The routes turn each into its status (200, 200, 404, 503; a mismatch is never answered as such).
 
 -- _dlq_move: the move primitive shared by the address-keyed retry and the row-id replay.
@@ -16,8 +17,9 @@
 -- (after an encryption_mismatch verdict); otherwise the stored payload is pushed as it is.
 -- Returns: {success, result, dlqId, ...}; for moved and duplicate also queue, partition, partitionId,
 -- consumerGroup, originalTransactionId, replayedAs:{index, message_id, transaction_id, queueName,
--- status, offset}, dlqRowRemoved; for encryption_mismatch the stored `data`, `encrypted` (its flag)
--- and `destinationEncrypted`, for the route only. Raises: nothing of its own (QMENC cannot come
+-- status, offset}, dlqRowRemoved; for encryption_mismatch the stored `data`, `encrypted` (its flag),
+-- `destinationEncrypted`, the destination's `partition` and the row's `sourceQueue` and
+-- `sourcePartition`, for the route only. Raises: nothing of its own (QMENC cannot come
 -- from _log_push: the flag is compared first; a configure flipping it waits for the push's locks).
 -- Concurrency: the dead-letter row is locked FOR UPDATE first, so two movers of one row serialise
 -- and the loser finds it gone; then _log_push takes its queue and allocator locks.
@@ -55,8 +57,13 @@ begin
   v_enc := coalesce(p_enc, (v_row.frame ->> 'enc')::boolean, false);
   -- A queue that does not exist yet is created unencrypted by the push below.
   v_flag := coalesce((select q.encryption_enabled from queues q where q.tenant_id = p_tenant and q.name = v_queue), false);
-  if v_flag <> v_enc then
-    return jsonb_build_object('success', false, 'result', 'encryption_mismatch', 'dlqId', v_row.id, 'queue', v_queue,
+  -- A sealed payload is bound to the queue and partition it was pushed to (AES-GCM associated
+  -- data, src/encryption.ts), so one moving elsewhere must be opened and sealed again as well.
+  if v_flag <> v_enc
+     or (p_enc is null and v_enc and (v_queue, v_partition) is distinct from (v_source, v_row.partition_name)) then
+    return jsonb_build_object('success', false, 'result', 'encryption_mismatch', 'dlqId', v_row.id,
+                              'queue', v_queue, 'partition', v_partition,
+                              'sourceQueue', v_source, 'sourcePartition', v_row.partition_name,
                               'encrypted', coalesce((v_row.frame ->> 'enc')::boolean, false), 'destinationEncrypted', v_flag,
                               'data', coalesce(v_row.frame -> 'data', 'null'::jsonb), 'dlqRowRemoved', false);
   end if;

@@ -5,6 +5,7 @@
 // `db.brokerWide`, which accepts only those, so each such call says what it is.
 import type { Database, PoolStats } from './database.js'
 import type { ArgsOf, BrokerProcedureName, ResultOf, TenantProcedureName } from './procedures.js'
+import type { TenantCallLimiter } from '../tenant-share/call-limiter.js'
 
 /** A tenant-scoped procedure's arguments less the tenant, which the handle supplies. */
 export type TenantArgsOf<N extends TenantProcedureName> = Omit<ArgsOf<N>, 'tenant'>
@@ -27,11 +28,16 @@ export interface TenantDatabase {
   readonly brokerWide: BrokerDatabase
 }
 
-export function tenantDatabase(db: Database, tenant: string): TenantDatabase {
+/**
+ * `limiter`, when given, holds each call to the tenant's share of the connections (docs/security.md):
+ * every tenant-scoped call passes here, so a flooding tenant waits behind its own calls.
+ */
+export function tenantDatabase(db: Database, tenant: string, limiter?: TenantCallLimiter): TenantDatabase {
+  // The tenant goes last, so it is the handle's whatever the arguments hold.
+  const direct = <N extends TenantProcedureName>(name: N, args: TenantArgsOf<N>) => db.call(name, { ...args, tenant } as unknown as ArgsOf<N>)
   return {
     tenant,
-    // The tenant goes last, so it is the handle's whatever the arguments hold.
-    call: (name, args) => db.call(name, { ...args, tenant } as unknown as ArgsOf<typeof name>),
+    call: limiter ? (name, args) => limiter.run(tenant, () => direct(name, args)) : direct,
     ping: (timeoutMs) => db.ping(timeoutMs),
     poolStats: () => db.poolStats(),
     brokerWide: db,

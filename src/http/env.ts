@@ -9,6 +9,7 @@ import type { EncryptionFlags } from '../messages/encryption-flags.js'
 import type { ProcessMetrics } from '../metrics.js'
 import type { PopWaker } from '../pop-waker.js'
 import type { QueueListingCache } from '../queues/listing-cache.js'
+import type { ParkedPolls } from '../tenant-share/parked-polls.js'
 import type { Principal } from './auth.js'
 import type { Deflater } from './gzip-splice.js'
 
@@ -42,5 +43,7 @@ export interface AppEnv {
     encryptionFlags: EncryptionFlags
     /** The pre-rendered `?stats=cached` listings this app holds, per tenant. */
     listingCache: QueueListingCache
+    /** Long polls parked in this app, capped per tenant and in all (src/tenant-share/parked-polls.ts). */
+    parkedPolls: ParkedPolls
   }
 }

@@ -56,7 +56,14 @@ export function routeGuard(spec: RouteSpec, config: Config, authenticate: Authen
       c.set('tenant', tenant)
     }
     if (spec.brokerWide && principal.tenant !== null) {
-      throw new HttpError(403, 'tenant_forbidden', 'Tenant-bound tokens cannot change broker-wide settings')
+      const what = spec.method === 'GET' ? 'read broker-wide data' : 'change broker-wide settings'
+      throw new HttpError(403, 'tenant_forbidden', `Tenant-bound tokens cannot ${what}`)
+    }
+    // Without tenancy every request is tenant '': a token an issuer bound to one tenant would act on
+    // everything. That is a misconfiguration (tokens are tenant-bound, the broker is not), so it
+    // fails closed on every tenant-scoped route (docs/security.md).
+    if (spec.tenant === 'required' && config.QUEEN_TENANCY_HEADER === undefined && principal.tenant !== null) {
+      throw new HttpError(403, 'tenant_forbidden', `Token is bound to tenant ${principal.tenant}, but this broker has no tenancy (QUEEN_TENANCY_HEADER is unset)`)
     }
 
     // Only a percent-escape brings U+0000 into a path or query (the HTTP parser refuses a raw one).

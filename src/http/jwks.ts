@@ -1,6 +1,8 @@
 // A JWKS endpoint as a key source (docs/auth.md): keys cached 10 minutes; a token whose `kid` is not
 // in the cache forces at most one refetch per 30 s; when a refetch fails, keys already cached stay
-// usable, and only with no usable key does the request get 503 jwks_unavailable.
+// usable for a bounded grace (JWT_JWKS_MAX_STALE_SECONDS past their freshness: a key the issuer
+// revoked must not verify forever because its endpoint is down), and with no usable key the request
+// gets 503 jwks_unavailable.
 //
 // jose's createRemoteJWKSet is close but not this: its cooldown counts from the last successful
 // fetch (so a key rotated in right after the first fetch is refused for 30 s), a failed refresh of
@@ -29,6 +31,8 @@ export interface RemoteKeySetOptions {
    * request's I/O must not be awaited by another request (workerd may cancel or refuse it).
    */
   shareInFlight?: boolean
+  /** How long past JWKS_CACHE_MS cached keys still verify while refreshing fails; unbounded when unset. */
+  maxStaleMs?: number
   /** Told when a refresh failed but cached keys were kept (never given the URL's secrets or a token). */
   onStale?: (error: unknown) => void
 }
@@ -78,6 +82,7 @@ export function remoteKeySet(url: string, options: RemoteKeySetOptions = {}): JW
         fetchedNow = true
       } catch (error) {
         if (local === undefined) throw error
+        if (options.maxStaleMs !== undefined && now() - fetchedAt >= JWKS_CACHE_MS + options.maxStaleMs) throw error
         options.onStale?.(error)
       }
     }

@@ -81,6 +81,7 @@ export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Auth
           now,
           fetch: options.fetch,
           shareInFlight: config.runtime === 'node',
+          maxStaleMs: config.JWT_JWKS_MAX_STALE_SECONDS * 1000,
           onStale: () => options.log?.warn('JWKS refresh failed; verifying with the cached keys'),
         })
   // Imported once, on first use; the entries have already awaited loadStaticKeys (see jwt-keys.ts).
@@ -113,6 +114,7 @@ export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Auth
     if (error instanceof ClaimError) return invalidToken(`Token decode error: ${error.message}`)
     if (error instanceof errors.JWTExpired) return invalidToken('Token has expired')
     if (error instanceof errors.JWTClaimValidationFailed) {
+      if (error.claim === 'exp' && error.reason === 'missing') return invalidToken('Token has no expiry (exp), which this broker requires')
       if (error.claim === 'iss') return invalidToken('Invalid token issuer')
       if (error.claim === 'aud') return invalidToken('Invalid token audience')
       if ((error.claim === 'nbf' || error.claim === 'iat') && error.reason === 'check_failed') return invalidToken('Token not yet valid')
@@ -142,6 +144,8 @@ export function jwtAuthenticator(config: Config, options: JwtOptions = {}): Auth
         audience: config.JWT_AUDIENCE,
         clockTolerance: config.JWT_CLOCK_SKEW,
         currentDate: new Date(at),
+        // JWT_REQUIRE_EXP: without exp a leaked token is valid forever.
+        requiredClaims: config.JWT_REQUIRE_EXP ? ['exp'] : [],
       })
       // jose checks iat only against a maximum age; an iat in the future beyond the skew is
       // refused too, as docs/auth.md promises.

@@ -42,8 +42,9 @@ export interface RouteSpec {
   tenant: 'required' | 'none'
   body: BodyClass
   /**
-   * Changes broker-wide state (push and pop maintenance, design decision 41): tenant-bound tokens are
-   * refused with 403 tenant_forbidden, whether or not tenancy is on.
+   * Operator-only: changes broker-wide state (maintenance, placement) or reads broker-wide data (the
+   * placement directory, process and PostgreSQL figures). Tenant-bound tokens are refused with 403
+   * tenant_forbidden, whether or not tenancy is on (docs/security.md).
    */
   brokerWide?: true
   /**

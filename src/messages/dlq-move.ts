@@ -1,8 +1,9 @@
 // The HTTP side of a dead-letter move (retry by address, replay by row id). The procedure's verdict
 // decides the status, and each refusal keeps the verdict fields beside the error envelope, so a
 // client can branch on `result` whatever the status (docs/admin-messages.md). A move whose stored
-// payload and destination queue disagree on encryption is finished here: SQL cannot decrypt or
-// encrypt, so the payload is re-encoded for the destination and the row is moved again with it.
+// payload and destination queue disagree on encryption, or whose sealed payload moves to another
+// queue or partition (its AES-GCM binding), is finished here: SQL cannot decrypt or encrypt, so
+// the payload is re-encoded for the destination and the row is moved again with it.
 import type { Context } from 'hono'
 import type { MoveVerdict } from '../db/procedures/dlq.js'
 import { decrypt, encrypt, keyring } from '../encryption.js'
@@ -28,15 +29,16 @@ export async function reencoded(c: Context<AppEnv>, verdict: MoveVerdict, to: De
   const config = c.get('config')
   const ring = await keyring(config.QUEEN_ENCRYPTION_KEY, config.QUEEN_ENCRYPTION_KEY_PREVIOUS)
   const refused = { success: false, result: 'encryption_mismatch', dlqId: verdict.dlqId, dlqRowRemoved: false }
+  const tenant = c.get('tenant')
   let data = verdict.data
   if (verdict.encrypted) {
-    const plain = await decrypt(ring, data)
+    const plain = await decrypt(ring, data, { tenant, queue: verdict.sourceQueue!, partition: verdict.sourcePartition! })
     if (!plain.ok) throw new HttpError(409, 'decrypt_failed', `The dead letter's payload cannot be decrypted (${plain.reason}), so it cannot be moved to a queue that stores plaintext`, refused)
     data = plain.data
   }
   if (verdict.destinationEncrypted) {
     if (!ring.current) throw new HttpError(500, 'encryption_key_missing', `Queue ${verdict.queue} has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured`, refused)
-    data = await encrypt(ring, data)
+    data = await encrypt(ring, data, { tenant, queue: verdict.queue!, partition: verdict.partition! })
   }
   const again = await c.get('db').call('log_dlq_replay_v1', { dlqId: verdict.dlqId!, queue: to.queue, partition: to.partition, data, enc: verdict.destinationEncrypted! })
   if (again.result === 'encryption_mismatch') {

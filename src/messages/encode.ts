@@ -53,7 +53,7 @@ export async function withEncryption<T>(
         if (enc && !ring.current) {
           throw new HttpError(500, 'encryption_key_missing', `Queue ${item.queue} has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not configured`)
         }
-        return frame(item, index, enc, enc ? await encrypt(ring, item.data) : item.data)
+        return frame(item, index, enc, enc ? await encrypt(ring, item.data, { tenant, queue: item.queue, partition: item.partition }) : item.data)
       }),
     )
   }

@@ -26,6 +26,7 @@ const RESPONSES = {
   Conflict: 'The message is not in the state the action needs (`not_in_dlq`, `already_in_dlq`), or the one-parameter form is ambiguous (`ambiguous_transaction` with `partitions`, `ambiguous_consumer_group` with `consumerGroups`).',
   PayloadTooLarge: 'The body is over MAX_BODY_BYTES, or a push holds too many or too large items (`payload_too_large`).',
   UriTooLong: 'The URL (path and query) is over 8 192 characters (`uri_too_long`, docs/limits.md).',
+  TooManyRequests: "The tenant's share is used up (`tenant_busy`: too many of its database calls waiting; `too_many_polls`: too many long polls parked), with Retry-After.",
   Unavailable: 'Database unreachable or overloaded (`db_unavailable`, with Retry-After), or push maintenance (`maintenance`).',
   Internal: 'Unexpected failure (`internal`); never carries SQL, driver messages or stack traces.',
 } as const
@@ -49,6 +50,7 @@ export function errorResponses(spec: RouteSpec): Record<string, unknown> {
     ...(/\/(retry|dlq)$/.test(spec.path) ? { '409': ref('Conflict') } : {}),
     ...(spec.body !== 'none' ? { '413': ref('PayloadTooLarge') } : {}),
     '414': ref('UriTooLong'),
+    ...(spec.tenant === 'required' ? { '429': ref('TooManyRequests') } : {}),
     '500': ref('Internal'),
     '503': ref('Unavailable'),
   }

@@ -11,7 +11,8 @@ import { ROLE_SETS, route } from '../http/route.js'
 import { timeRange, timeRangeShape } from '../http/time-range.js'
 
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
-const admin = { roles: ROLE_SETS.A, tenant: 'required', body: 'none' } as const
+// Operator-only: a tenant-bound admin token must not see other tenants' load (docs/security.md).
+const admin = { roles: ROLE_SETS.A, tenant: 'required', body: 'none', brokerWide: true } as const
 const opsQuery = z.object({ ...timeRangeShape, queue: qString() })
 // Current values: from/to are accepted (queenctl sends them) and do not apply to a present-tense lag.
 const queueQuery = z.object({ queue: qString() })

@@ -35,7 +35,7 @@ export const dlqRoutes = [
       const { limit, offset } = query
       const filter = { queue: query.queue, consumerGroup: query.consumerGroup, partition: query.partition, from: query.from, to: query.to, limit, offset }
       const { messages, total } = await c.get('db').call('log_dlq_v1', { filter })
-      return c.json({ messages: await reveal(c.get('config'), messages), total, pagination: { limit, offset, total } })
+      return c.json({ messages: await reveal(c.get('config'), messages, (m) => ({ tenant: c.get('db').tenant, queue: m.queue, partition: m.partition })), total, pagination: { limit, offset, total } })
     },
   ),
   // The queue is required at this layer too, so an omitted filter can never purge a whole tenant.

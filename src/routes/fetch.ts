@@ -23,7 +23,7 @@ export const fetchRoutes = [
   route({ ...partitionLogRead, path: '/api/v1/fetch', summary: 'Read partition logs by offset (no lease, cursor or group)', request: { body: fetchBody } }, async (c, { body }) => {
     const result = await c.get('db').call('log_fetch_v1', { entries: body.entries })
     const entries = await Promise.all(
-      result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.get('config'), entry.frames) } : entry)),
+      result.entries.map(async (entry) => ('frames' in entry ? { ...entry, frames: await reveal(c.get('config'), entry.frames, () => ({ tenant: c.get('db').tenant, queue: entry.queue, partition: entry.partition })) } : entry)),
     )
     return c.json({ entries })
   }),

@@ -43,7 +43,7 @@ export const messageRoutes = [
   route({ method: 'GET', path: '/api/v1/messages/:partitionId/:transactionId', summary: 'One message with its payload', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' }, async (c, { params }) => {
     const message = await c.get('db').call('log_message_v1', { partitionId: params.partitionId!, transactionId: params.transactionId! })
     const { isEncrypted, payload, ...rest } = message
-    const [opened] = await reveal(c.get('config'), [{ enc: isEncrypted, data: payload }])
+    const [opened] = await reveal(c.get('config'), [{ enc: isEncrypted, data: payload }], () => ({ tenant: c.get('db').tenant, queue: rest.queue, partition: rest.partition }))
     return c.json({ ...rest, payload: opened!.data, isEncrypted, ...(opened!.decryptError ? { decryptError: opened!.decryptError } : {}) })
   }),
 

@@ -1,6 +1,6 @@
-// Tenant placement (docs/placement.md): which database each tenant lives on. All admin; the two
-// writes change broker-wide state (the directory every replica routes by), so tenant-bound tokens
-// are refused (brokerWide, design decision 41). A database name must be one this broker is
+// Tenant placement (docs/placement.md): which database each tenant lives on. All admin and
+// operator-only: the listing names every tenant and its database, and the two writes change the
+// directory every replica routes by, so tenant-bound tokens are refused (brokerWide). A database name must be one this broker is
 // configured with (`default` or a QUEEN_DATABASES name), else 400 before anything is written.
 import { z } from 'zod'
 import { HttpError } from '../errors.js'
@@ -29,7 +29,7 @@ function knownDatabase(c: Context<AppEnv>, field: string, name: string): string 
 const admin = { roles: ROLE_SETS.A, tenant: 'required' } as const
 
 export const placementRoutes = [
-  route({ method: 'GET', path: '/api/v1/system/placements', summary: 'List the databases and where each placed tenant lives', body: 'none', ...admin }, async (c) => {
+  route({ method: 'GET', path: '/api/v1/system/placements', summary: 'List the databases and where each placed tenant lives', body: 'none', brokerWide: true, ...admin }, async (c) => {
     const placement = c.get('placement')
     const { version, placements } = await placement.list()
     return c.json({ databases: placement.databases, defaultDatabase: 'default', version, placements })

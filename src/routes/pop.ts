@@ -105,11 +105,14 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   if (result.messages.length > 0) return answer(c, result, request.group)
   const floor = result.minPopWaitMs
   if (!wait) return holdEmpty()
+  // Past the parking caps this answers 429 with Retry-After (src/tenant-share/parked-polls.ts).
+  const leave = c.get('parkedPolls').enter(c.get('tenant'))
   c.get('metrics').longPoll(1)
   try {
     return await longPoll()
   } finally {
     c.get('metrics').longPoll(-1)
+    leave()
   }
 
   async function holdEmpty() {
@@ -198,7 +201,7 @@ async function answer(
   c.get('metrics').popped(result.messages.length)
   // Only an encrypted frame needs reveal's pass (and its promise per frame); the rest go out as they came.
   const messages = result.messages.some((m) => m.enc)
-    ? await reveal(c.get('config'), result.messages.map((m) => ({ ...delivered(m), enc: m.enc })))
+    ? await reveal(c.get('config'), result.messages.map((m) => ({ ...delivered(m), enc: m.enc })), (m) => ({ tenant: c.get('db').tenant, queue: m.queue, partition: m.partition }))
     : result.messages.map(delivered)
   return c.json({
     success: true,

@@ -1,14 +1,21 @@
 // System maintenance (docs/status.md) and the ephemeral kill switch (docs/ephemeral.md):
 // broker-wide flags in queen.system_state that the procedures read themselves, so a switch made
-// through one replica or isolate applies on every other from its next request. Reads are admin; the switches are admin and refuse
-// tenant-bound tokens (brokerWide, design decision 41). There is no local push buffer, so Queen's
+// through one replica or isolate applies on every other from its next request. With several
+// databases each holds its own maintenance flags; every read and switch of them goes to all of
+// them and reports each (./maintenance-fanout.ts). Reads and switches are admin and refuse
+// tenant-bound tokens (brokerWide: the flags are the operator's, docs/security.md). There is no local push buffer, so Queen's
 // buffer fields are true zeros.
 import { z } from 'zod'
 import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'
+import type { Context } from 'hono'
+import type { AppEnv } from '../http/env.js'
+import { onEveryDatabase, type DatabaseFlags } from './maintenance-fanout.js'
 
 export const switchBody = worded(z.object({ enabled: z.boolean({ error: 'enabled (boolean) is required' }) }), sentence)
 
+// A tenant's admin may read the flags (its pushes answer 503 maintenance anyway); only the operator
+// may switch them, and only the operator is told which databases hold which.
 const read = { roles: ROLE_SETS.A, tenant: 'required', body: 'none' } as const
 const write = { roles: ROLE_SETS.A, tenant: 'required', body: 'required', brokerWide: true, request: { body: switchBody } } as const
 const NO_BUFFER = { bufferedMessages: 0, bufferHealthy: true } as const
@@ -32,24 +39,28 @@ const ephemeralState = (s: { ephemeralEnabled: boolean; cellBytes: number; queue
   epoch: s.epoch,
 })
 
+/** The per-database report, for a caller not bound to a tenant (database names are the operator's). */
+const operatorView = (c: Context<AppEnv>, databases: DatabaseFlags[] | undefined) =>
+  databases && c.get('principal').tenant === null ? { databases } : {}
+
 export const systemRoutes = [
   route({ method: 'GET', path: '/api/v1/system/maintenance/pop', summary: 'Read the pop maintenance flag', ...read }, async (c) => {
-    const { popMaintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_v1', {})
-    return c.json({ popMaintenanceMode, message: popMessage(popMaintenanceMode) })
+    const { flags, databases } = await onEveryDatabase(c, (db) => db.call('system_maintenance_v1', {}))
+    return c.json({ popMaintenanceMode: flags.popMaintenanceMode, message: popMessage(flags.popMaintenanceMode), ...operatorView(c, databases) })
   }),
-  route({ method: 'POST', path: '/api/v1/system/maintenance/pop', summary: 'Turn pop maintenance on or off (broker-wide)', ...write }, async (c, { body }) => {
-    const { popMaintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_set_v1', { mode: 'pop', enabled: body.enabled })
-    c.get('log').warn('pop maintenance switched', { requestId: c.get('requestId'), enabled: popMaintenanceMode })
-    return c.json({ popMaintenanceMode, message: popMessage(popMaintenanceMode) })
+  route({ method: 'POST', path: '/api/v1/system/maintenance/pop', summary: 'Turn pop maintenance on or off (every database)', ...write }, async (c, { body }) => {
+    const { flags, databases } = await onEveryDatabase(c, (db) => db.call('system_maintenance_set_v1', { mode: 'pop', enabled: body.enabled }))
+    c.get('log').warn('pop maintenance switched', { requestId: c.get('requestId'), enabled: flags.popMaintenanceMode })
+    return c.json({ popMaintenanceMode: flags.popMaintenanceMode, message: popMessage(flags.popMaintenanceMode), ...(databases ? { databases } : {}) })
   }),
   route({ method: 'GET', path: '/api/v1/system/maintenance', summary: 'Read the maintenance flags', ...read }, async (c) => {
-    const flags = await c.get('db').brokerWide.call('system_maintenance_v1', {})
-    return c.json({ ...flags, ...NO_BUFFER, bufferStats: { pending: 0, failed: 0 } })
+    const { flags, databases } = await onEveryDatabase(c, (db) => db.call('system_maintenance_v1', {}))
+    return c.json({ ...flags, ...NO_BUFFER, bufferStats: { pending: 0, failed: 0 }, ...operatorView(c, databases) })
   }),
-  route({ method: 'POST', path: '/api/v1/system/maintenance', summary: 'Turn push maintenance on or off (broker-wide)', ...write }, async (c, { body }) => {
-    const { maintenanceMode } = await c.get('db').brokerWide.call('system_maintenance_set_v1', { mode: 'push', enabled: body.enabled })
-    c.get('log').warn('push maintenance switched', { requestId: c.get('requestId'), enabled: maintenanceMode })
-    return c.json({ maintenanceMode, ...NO_BUFFER, message: pushMessage(maintenanceMode) })
+  route({ method: 'POST', path: '/api/v1/system/maintenance', summary: 'Turn push maintenance on or off (every database)', ...write }, async (c, { body }) => {
+    const { flags, databases } = await onEveryDatabase(c, (db) => db.call('system_maintenance_set_v1', { mode: 'push', enabled: body.enabled }))
+    c.get('log').warn('push maintenance switched', { requestId: c.get('requestId'), enabled: flags.maintenanceMode })
+    return c.json({ maintenanceMode: flags.maintenanceMode, ...NO_BUFFER, message: pushMessage(flags.maintenanceMode), ...(databases ? { databases } : {}) })
   }),
   route({ method: 'GET', path: '/api/v1/system/ephemeral', summary: 'Read the ephemeral kill switch and gauges', ...read }, async (c) =>
     c.json(ephemeralState(await c.get('db').brokerWide.call('ephemeral_system_v1', {}))),

@@ -120,7 +120,8 @@ export const traceRoutes = [
       const result = await c.get('db').call('trace_by_name_v1', { name: params.name, limit, offset })
       const payloads = await reveal(
         c.get('config'),
-        result.traces.map((t) => ({ enc: t.enc, data: t.message_payload })),
+        result.traces.map((t) => ({ enc: t.enc, data: t.message_payload, queue: t.queue_name, partition: t.partition_name })),
+        (t) => ({ tenant: c.get('db').tenant, queue: t.queue, partition: t.partition }),
       )
       // A payload that fails authentication reads as null, like one no longer retained: a trace
       // listing is a diagnostic view and must not fail for one bad frame.

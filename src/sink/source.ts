@@ -57,7 +57,7 @@ export function databaseSource(db: Database, config: Config, tenant: string): Si
       return Promise.all(
         answer.entries.map(async (entry): Promise<FetchAnswer> => {
           if ('error' in entry) return { partition: String(entry.partition), error: String(entry.error) }
-          const frames = await reveal(config, entry.frames)
+          const frames = await reveal(config, entry.frames, () => ({ tenant, queue: entry.queue, partition: entry.partition }))
           return { ...entry, frames: frames.map((f) => ({ offset: f.offset, transactionId: f.transactionId, createdAt: f.createdAt, data: f.data, decryptError: f.decryptError })) }
         }),
       )

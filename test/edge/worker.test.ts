@@ -144,12 +144,21 @@ describe('the worker in workerd', () => {
       body: { status: 'healthy', database: 'connected', version: VERSION },
       headers: { 'x-request-id': 'present' },
     })
-    expect(await edge.fetch('/nope')).toMatchObject({
+    // CORS is off unless CORS_ORIGINS is set (docs/security.md): no Access-Control-* header at all.
+    const closed = await edge.fetch('/nope', { headers: { origin: 'https://app.example' } })
+    expect(closed).toMatchObject({ status: 404, body: { error: 'Not found', code: 'not_found' } })
+    expect(Object.keys(closed.headers).filter((h) => h.startsWith('access-control-'))).toEqual([])
+    const closedPreflight = await edge.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
+    expect(closedPreflight.status).toBe(204)
+    expect(Object.keys(closedPreflight.headers).filter((h) => h.startsWith('access-control-'))).toEqual([])
+
+    const open = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, CORS_ORIGINS: '*' })
+    expect(await open.fetch('/nope')).toMatchObject({
       status: 404,
       body: { error: 'Not found', code: 'not_found' },
       headers: { 'access-control-allow-origin': '*' },
     })
-    const preflight = await edge.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
+    const preflight = await open.fetch('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://app.example' } })
     expect(preflight.status).toBe(204)
     expect(preflight.body).toBeNull()
     expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': '*' })
@@ -339,12 +348,16 @@ describe('the worker in workerd', () => {
     ['STATEMENT_TIMEOUT_MS', 'is not a number', { STATEMENT_TIMEOUT_MS: 'soon' }],
     ['DATABASE_URL', 'is missing', { DATABASE_URL: '' }],
     ['JWT_PUBLIC_KEY', 'is missing under RS256', { JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_SECRET: 'not-logged-secret' }],
+    ['JWT_SECRET', 'is shorter than 32 bytes', { JWT_ENABLED: 'true', JWT_SECRET: 'short-not-logged' }],
     // Caught only when the isolate imports the key at its first event (WebCrypto is asynchronous).
     ['JWT_PUBLIC_KEY', 'is not a parsable PEM', { JWT_ENABLED: 'true', JWT_ALGORITHM: 'RS256', JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\\nAAAA\\n-----END PUBLIC KEY-----' }],
   ])('answers 500 internal on every request and logs the variable when %s %s', async (variable, _why, bad) => {
     const broken = await spareEdge({ DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, ...bad })
     for (const path of ['/health', '/nope']) {
-      expect(await broken.fetch(path)).toMatchObject({ status: 500, body: { error: 'Internal error', code: 'internal' } })
+      const res = await broken.fetch(path)
+      expect(res).toMatchObject({ status: 500, body: { error: 'Internal error', code: 'internal' } })
+      // CORS_ORIGINS is unknown without a configuration; the default is no CORS header.
+      expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-'))).toEqual([])
     }
     const line = JSON.parse(await broken.logLine('refusing to serve'))
     expect(line).toMatchObject({ level: 'error', variable })

@@ -307,6 +307,8 @@ describe('verdicts and failures of the procedure', () => {
         if new.name = 'frozen' then raise exception 'queue frozen is frozen by policy'; end if;
         if new.name = 'ghost' then raise exception using errcode = 'no_data_found', message = 'tenant ghost not found'; end if;
         if new.name = 'wraith' then raise exception 'tenant wraith not found'; end if;
+        if new.name = 'leaky' then raise exception using errcode = 'unique_violation', message = 'duplicate key value violates unique constraint "secret_idx"'; end if;
+        if new.name = 'divider' then perform 1 / 0; end if;
         return new;
       end $$`)
     await app.database.sql(`create trigger refuse before insert or update on queen.queues for each row execute function public.refuse_configure()`)
@@ -332,6 +334,14 @@ describe('verdicts and failures of the procedure', () => {
     const res = await configure({ queue: 'wraith' })
     expect(res.status).toBe(500)
     expect(res.body).toEqual({ error: 'tenant wraith not found', code: 'internal' })
+  })
+
+  it("never passes PostgreSQL's own text through: a SQLSTATE outside the engine's class and not a RAISE is a bare 500", async () => {
+    for (const queue of ['leaky', 'divider']) {
+      const res = await configure({ queue })
+      expect(res.status, queue).toBe(500)
+      expect(res.body, queue).toEqual({ error: 'Internal error', code: 'internal' })
+    }
   })
 
   it('answers 500 "configure failed" when the call itself fails, without leaking the connection string', async () => {

@@ -112,6 +112,19 @@ describe('POST /api/v1/dlq/:id/replay', () => {
       )
       expect(stored).toEqual({ enc: true })
       expect((await pop(enc, 'rp-sealed', { wait: false })).messages.map((m) => m.data)).toEqual([{ i: 0 }])
+
+      // Sealed → another sealed queue and partition: a sealed payload is bound to where it was
+      // pushed, so it is opened and sealed again for the destination, and reads back there.
+      await enc.json('POST', '/api/v1/configure', { queue: 'rp-sealed-src', options: { retryLimit: 0, encryptionEnabled: true } })
+      await enc.json('POST', '/api/v1/configure', { queue: 'rp-sealed-too', options: { encryptionEnabled: true } })
+      await enc.json('POST', '/api/v1/push', { items: [{ queue: 'rp-sealed-src', payload: { s: 3 } }] })
+      await ack(enc, acksOf((await pop(enc, 'rp-sealed-src', { wait: false })).messages, 'failed'))
+      const [three] = (await enc.json('GET', '/api/v1/dlq?queue=rp-sealed-src')).body.messages as { id: string }[]
+      expect(await enc.json('POST', `/api/v1/dlq/${three!.id}/replay`, { queue: 'rp-sealed-too', partition: 'elsewhere' })).toMatchObject({
+        status: 200,
+        body: { result: 'moved', queue: 'rp-sealed-too', partition: 'elsewhere' },
+      })
+      expect((await pop(enc, 'rp-sealed-too', { wait: false }, 'elsewhere')).messages.map((m) => m.data)).toEqual([{ s: 3 }])
     } finally {
       await enc.close()
     }

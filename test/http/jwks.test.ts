@@ -131,6 +131,22 @@ describe('JWKS', () => {
     expect(fetches).toBe(3)
   })
 
+  it('stops trusting cached keys JWT_JWKS_MAX_STALE_SECONDS past their freshness while refetching fails', async () => {
+    const app = await broker({ JWT_ALGORITHM: 'EdDSA', JWT_JWKS_MAX_STALE_SECONDS: '60' })
+    served = [await ed.jwk('e1')]
+    const jwt = await token({ role: 'admin' }, { alg: 'EdDSA', key: ed.privateKey, kid: 'e1', expiresIn: 3 * 3600 })
+    expect((await call(app, jwt)).status).toBe(200)
+    status = 500
+    clock += JWKS_CACHE_MS + 59_000
+    expect((await call(app, jwt)).status).toBe(200)
+    clock += 1000
+    const stale = await call(app, jwt)
+    expect(stale.status).toBe(503)
+    expect(stale.body).toMatchObject({ error: 'Failed to fetch JWKS', code: 'jwks_unavailable' })
+    status = 200
+    expect((await call(app, jwt)).status).toBe(200)
+  })
+
   it('answers 503 jwks_unavailable when the endpoint fails and no key is cached', async () => {
     const app = await broker({ JWT_ALGORITHM: 'RS256' })
     status = 500

@@ -156,6 +156,12 @@ describe('time claims', () => {
   it('accepts a token without exp (exp is checked when present)', async () => {
     expect((await whoami(hs, bearer(await token({ role: 'admin' }, { expiresIn: null })))).status).toBe(200)
   })
+
+  it('refuses a token without exp under JWT_REQUIRE_EXP, and still accepts one with it', async () => {
+    const strict = await broker({ JWT_SECRET: SECRET, JWT_REQUIRE_EXP: 'true' })
+    await refused(strict, await token({ role: 'admin' }, { expiresIn: null }), 'Token has no expiry (exp), which this broker requires')
+    expect((await whoami(strict, bearer(await token({ role: 'admin' })))).status).toBe(200)
+  })
 })
 
 describe('issuer and audience', () => {

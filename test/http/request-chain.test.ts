@@ -5,10 +5,16 @@ import { testApp, type TestApp } from '../helpers/app.js'
 import { probeRoutes } from '../helpers/probe-routes.js'
 
 let app: TestApp
+// CORS is off by default (test/http/cors.test.ts); these checks are of a broker that allows `*`.
+let anyOrigin: TestApp
 beforeAll(async () => {
   app = await testApp({ env: { MAX_BODY_BYTES: '2048' }, deps: { routes: [...allRoutes(VERSION), ...probeRoutes] } })
+  anyOrigin = await testApp({ database: app.database, env: { CORS_ORIGINS: '*' } })
 })
-afterAll(() => app.close())
+afterAll(async () => {
+  await anyOrigin.close()
+  await app.close()
+})
 
 describe('routing and the envelope', () => {
   it('answers an unknown route 404 with the flat envelope', async () => {
@@ -27,7 +33,7 @@ describe('routing and the envelope', () => {
   })
 
   it('answers OPTIONS on any path 204 with CORS and no body, before any check', async () => {
-    const res = await app.request('/anything/at/all', { method: 'OPTIONS' })
+    const res = await anyOrigin.request('/anything/at/all', { method: 'OPTIONS' })
     expect(res.status).toBe(204)
     expect(await res.text()).toBe('')
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
@@ -37,7 +43,7 @@ describe('routing and the envelope', () => {
   })
 
   it('puts CORS headers on errors too', async () => {
-    const res = await app.request('/nope')
+    const res = await anyOrigin.request('/nope')
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     expect(res.headers.get('access-control-expose-headers')).toBe('Retry-After, X-Request-Id')
   })

@@ -187,6 +187,27 @@ describe('POST /streams/v1/state/get', () => {
 })
 
 describe('tenancy', () => {
+  it("never touches another tenant's partition: a flush naming one is not held by that tenant's lease", async () => {
+    // acme holds a lease on its own partition.
+    await push(app, [{ queue: 'lk.src', partition: 'p', payload: 1 }], A)
+    const popped = await app.json('GET', '/api/v1/pop/queue/lk.src?batch=1', undefined, A)
+    expect(popped.status).toBe(200)
+    const pid = popped.body.partitionId as string
+    // globex names that partition in its own query's cycles: its state rows are its own, and the
+    // flush's lease check must not reach (or lock) acme's cursor row.
+    const q = await queryId(app, 'lk', 'lk.src', null, B)
+    expect((await cycle(app, { query_id: q, partition_id: pid, state_ops: upserts({ k: 1 }) }, B)).body.success).toBe(true)
+    await stateGet(app, { query_id: q, partition_id: pid }, B)
+    const flush = await cycle(app, { query_id: q, partition_id: pid, state_ops: [{ type: 'delete', key: 'k' }] }, B)
+    expect(flush.body).toMatchObject({ success: true, state_ops_applied: 1, queueName: null })
+    expect(flush.body.deferred).toBeUndefined()
+    // acme's lease is untouched and its ack goes through.
+    const [m] = popped.body.messages
+    const acked = await app.json('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: pid, leaseId: popped.body.leaseId, status: 'completed' }, A)
+    expect(acked.body[0].success).toBe(true)
+  })
+
+
   it('two tenants with same-named queries get distinct ids and never see or write each other\'s state', async () => {
     const a = await queryId(app, 'same', 'same.src', null, A)
     const b = await queryId(app, 'same', 'same.src', null, B)

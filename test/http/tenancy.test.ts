@@ -46,8 +46,14 @@ describe('tenancy header', () => {
   })
 
   it('lists the tenancy header among the CORS allowed headers', async () => {
-    const res = await app.request('/x', { method: 'OPTIONS' })
-    expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type, Authorization, X-Queen-Tenant')
+    // CORS is off unless CORS_ORIGINS is set (test/http/cors.test.ts).
+    const open = await testApp({ database: app.database, env: { QUEEN_TENANCY_HEADER: 'X-Queen-Tenant', CORS_ORIGINS: '*' } })
+    try {
+      const res = await open.request('/x', { method: 'OPTIONS' })
+      expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type, Authorization, X-Queen-Tenant')
+    } finally {
+      await open.close()
+    }
   })
 })
 

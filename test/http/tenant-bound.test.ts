@@ -82,9 +82,27 @@ describe('unbound tokens', () => {
 
 describe('with tenancy off', () => {
   it('does not check the claim, and everything is tenant ""', async () => {
-    const res = await single.json('GET', '/probe/principal', undefined, await as({ role: 'admin', tenant: 'acme' }, 'globex'))
+    const res = await single.json('GET', '/probe/principal', undefined, await as({ role: 'admin' }, 'globex'))
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ boundTenant: 'acme', tenant: '' })
+    expect(res.body).toMatchObject({ boundTenant: null, tenant: '' })
+  })
+
+  // A token bound to one tenant would otherwise act on all of tenant '' (everything): the issuer
+  // binds tokens, the broker has no tenancy, and that mismatch fails closed.
+  it('refuses a tenant-bound token on every tenant-scoped route, and lets it reach the tenant-free ones', async () => {
+    const bound = await as({ role: 'admin', tenant: 'acme' }, 'globex')
+    for (const [method, path, body] of [['GET', '/probe/principal'], ['POST', '/api/v1/push', { items: [{ queue: 'q', payload: 1 }] }], ['GET', '/api/v1/resources/queues']] as const) {
+      const res = await single.json(method, path, body, bound)
+      expect(res.status, path).toBe(403)
+      expect(res.body, path).toEqual({ error: 'Token is bound to tenant acme, but this broker has no tenancy (QUEEN_TENANCY_HEADER is unset)', code: 'tenant_forbidden' })
+    }
+    expect(await database.sql(`select 1 from queen.queues where name = 'q'`)).toEqual([])
+    const skipAll = await testApp({ database, env: { JWT_ENABLED: 'true', JWT_SECRET: SECRET, JWT_SKIP_PATHS: '/' } })
+    try {
+      expect((await skipAll.json('GET', '/health', undefined, bound)).status).toBe(200)
+    } finally {
+      await skipAll.close()
+    }
   })
 })
 
@@ -100,6 +118,26 @@ describe('broker-wide routes', () => {
   it('accept an unbound admin token', async () => {
     const res = await tenancy.json('POST', '/probe/broker-wide', {}, await as({ role: 'admin' }, 'acme'))
     expect(res.status).toBe(200)
+  })
+
+  // A tenant-bound admin is a tenant's admin, not the operator: the placement directory names every
+  // tenant, and the process and PostgreSQL figures are every tenant's load.
+  const OPERATOR_READS = [
+    '/api/v1/system/placements',
+    '/api/v1/analytics/system-metrics',
+    '/api/v1/analytics/worker-metrics',
+    '/api/v1/analytics/queue-parked-replicas',
+    '/api/v1/analytics/postgres-stats',
+  ]
+  it('include the broker-wide reads: a tenant-bound admin gets 403 with the envelope, an unbound one 200', async () => {
+    for (const path of OPERATOR_READS) {
+      for (const [app, tenant] of [[tenancy, 'acme'], [single, undefined]] as const) {
+        const res = await app.json('GET', path, undefined, await as({ role: 'admin', tenant: 'acme' }, tenant))
+        expect(res.status, path).toBe(403)
+        expect(res.body, path).toEqual({ error: 'Tenant-bound tokens cannot read broker-wide data', code: 'tenant_forbidden' })
+      }
+      expect((await tenancy.json('GET', path, undefined, await as({ role: 'admin' }, 'acme'))).status, path).toBe(200)
+    }
   })
 })
 

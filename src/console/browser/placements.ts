@@ -104,7 +104,18 @@ export async function placementsView(navigate: Navigate): Promise<Child[]> {
   if (!caps.admin) {
     return [h('h1', {}, 'Placements'), h('p', { class: 'muted', 'data-testid': 'not-admin' }, 'Tenant placement is read and changed by the admin role only; this session is not admin.')]
   }
-  const [listing, write] = await Promise.all([api<Directory>('/api/v1/system/placements'), mayWrite()])
+  // The directory names every tenant and its database: operator-only, so a tenant-bound admin token
+  // is refused (403) and told why instead of shown an error.
+  const [listing, write] = await Promise.all([
+    api<Directory>('/api/v1/system/placements').catch((error: unknown) => {
+      if (statusOf(error) === 403) return null
+      throw error
+    }),
+    mayWrite(),
+  ])
+  if (listing === null) {
+    return [h('h1', {}, 'Placements'), h('p', { class: 'muted', 'data-testid': 'tenant-bound' }, 'This token is bound to a tenant, so it may neither read nor change the directory every tenant is routed by.')]
+  }
   const { databases, defaultDatabase, version, placements } = listing
   const placedOn = (d: string) => placements.filter((p) => p.database === d).length
   const dbList = table<string>([

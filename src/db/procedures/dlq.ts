@@ -21,6 +21,9 @@ export const moveVerdict = z.object({
   dlqRowRemoved: z.boolean().optional(),
   encrypted: z.boolean().optional(),
   destinationEncrypted: z.boolean().optional(),
+  /** encryption_mismatch only: where the stored payload was sealed (its AES-GCM binding). */
+  sourceQueue: z.string().optional(),
+  sourcePartition: z.string().optional(),
   /** encryption_mismatch only: the stored payload, for the route to re-encode; never sent on. */
   data: z.unknown().optional(),
 })

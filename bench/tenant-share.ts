@@ -1,0 +1,181 @@
+// `npx tsx bench/tenant-share.ts` (issue #37): does one tenant's flood starve another? Tenant B
+// pushes one message, pops it and acks it at a steady rate (B_RATE cycles a second, open loop) for
+// SECONDS alone, then again while tenant A floods: A_POLLS parked long polls (past the per-tenant
+// cap; a 429 is retried after its Retry-After, a 204 at once), A_PUSHERS concurrent push loops and
+// A_ACKERS ack storms (batches of 100 acks of unknown messages). The broker is its own Node process
+// (src/node.ts) over one embedded PostgreSQL with tenancy on; the flood runs twice, with the default
+// share knobs and with them off (TENANT_DB_CONCURRENCY=0, caps out of reach), to show what they buy.
+// Prints B's latencies, the ratio of B's p99 under the flood to alone, and every status each tenant got.
+// A's flood runs in a child process of its own (this file with `flood <url> <ms>`), so B's timings are
+// not this process's event loop busy with A's hundreds of loops.
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js'
+import { percentile, round, sleep } from './lib.js'
+
+const SECONDS = Number(process.env.SHARE_SECONDS ?? 15)
+const B_RATE = Number(process.env.SHARE_B_RATE ?? 20)
+const A_POLLS = Number(process.env.SHARE_A_POLLS ?? 150)
+const A_PUSHERS = Number(process.env.SHARE_A_PUSHERS ?? 64)
+const A_ACKERS = Number(process.env.SHARE_A_ACKERS ?? 8)
+
+if (process.argv[2] === 'flood') {
+  const base = process.argv[3]!
+  const send = sender(base)
+  const statuses = new Map<string, number>()
+  await floodA(send, performance.now() + Number(process.argv[4]), statuses)
+  // exit only once the pipe has the answer: a write to a pipe is asynchronous.
+  const cpu = process.cpuUsage()
+  process.stdout.write(JSON.stringify({ statuses: [...statuses], cpuMs: Math.round((cpu.user + cpu.system) / 1000) }), () => process.exit(0))
+  await new Promise(() => {})
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'queen-share-'))
+const server = await startEmbeddedPostgres({ dataDir: scratch })
+
+function sender(base: string) {
+  return async (method: string, path: string, tenant: string, body?: unknown) => {
+    // A refused connection or reset under load is counted as status 0, not a crash of the run.
+    const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json', 'X-Tenant': tenant }, body: body === undefined ? undefined : JSON.stringify(body) }).catch(() => null)
+    if (res === null) return { status: 0, retryAfter: 1, body: null }
+    const text = await res.text()
+    return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 0), body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : null }
+  }
+}
+type Send = ReturnType<typeof sender>
+
+/** A's flood in its own process, for `ms`; resolves to the statuses it got. */
+function floodProcess(base: string, ms: number): Promise<{ statuses: Map<string, number>; cpuMs: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/tenant-share.ts', 'flood', base, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (c: Buffer) => (out += String(c)))
+  return new Promise((done) =>
+    child.once('exit', () => {
+      const answer = JSON.parse(out || '{"statuses":[],"cpuMs":0}') as { statuses: [string, number][]; cpuMs: number }
+      done({ statuses: new Map(answer.statuses), cpuMs: answer.cpuMs })
+    }),
+  )
+}
+
+async function broker(env: Record<string, string>) {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], {
+    env: { ...process.env, DATABASE_URL: server.url, QUEEN_TENANCY_HEADER: 'X-Tenant', PORT: String(port), LOG_LEVEL: 'error', DB_POOL_SIZE: '10', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (;;) {
+    if ((await fetch(`${base}/health`).catch(() => null))?.ok) break
+    await sleep(200)
+  }
+  return { base, send: sender(base), stop: () => new Promise<void>((done) => (child.once('exit', () => done()), child.kill('SIGTERM'))) }
+}
+
+type Broker = Awaited<ReturnType<typeof broker>>
+
+function tally(into: Map<string, number>, key: string) {
+  into.set(key, (into.get(key) ?? 0) + 1)
+}
+function codeOf(r: { status: number; body: any }) {
+  return r.status >= 400 ? `${r.status} ${r.body?.code ?? ''}`.trim() : String(r.status)
+}
+
+/** B: one push, one pop, one ack per tick, B_RATE ticks a second; every request's latency is kept. */
+async function steadyB(b: Broker, until: number, statuses: Map<string, number>): Promise<number[]> {
+  const latencies: number[] = []
+  const timed = async (method: string, path: string, body?: unknown) => {
+    const t0 = performance.now()
+    const r = await b.send(method, path, 'b', body)
+    latencies.push(performance.now() - t0)
+    tally(statuses, codeOf(r))
+    return r
+  }
+  const inFlight: Promise<void>[] = []
+  for (let tick = 0; performance.now() < until; tick++) {
+    inFlight.push(
+      (async () => {
+        await timed('POST', '/api/v1/push', { items: [{ queue: 'steady', partition: `p${tick % 4}`, payload: { tick } }] })
+        const popped = await timed('GET', `/api/v1/pop/queue/steady?batch=1`)
+        const m = popped.body?.messages?.[0]
+        if (m) await timed('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' })
+      })(),
+    )
+    await sleep(1000 / B_RATE)
+  }
+  await Promise.all(inFlight)
+  return latencies.sort((x, y) => x - y)
+}
+
+/** A: parked polls past the cap, concurrent push loops and ack storms, until `until`. */
+async function floodA(send: Send, until: number, statuses: Map<string, number>): Promise<void> {
+  const live = () => performance.now() < until
+  const poll = async (i: number) => {
+    while (live()) {
+      const r = await send('GET', `/api/v1/pop/queue/idle-${i}?wait=true&timeout=5000`, 'a')
+      tally(statuses, `poll ${codeOf(r)}`)
+      if (r.status === 429) await sleep(r.retryAfter * 1000)
+    }
+  }
+  const push = async (w: number) => {
+    for (let n = 0; live(); n++) {
+      const r = await send('POST', '/api/v1/push', 'a', { items: Array.from({ length: 10 }, (_, i) => ({ queue: 'flood', partition: `p${(w + i) % 16}`, payload: { w, n, i } })) })
+      tally(statuses, `push ${codeOf(r)}`)
+      if (r.status === 429) await sleep(r.retryAfter * 1000)
+    }
+  }
+  const ack = async () => {
+    while (live()) {
+      const acknowledgments = Array.from({ length: 100 }, () => ({ transactionId: randomUUID(), partitionId: randomUUID(), status: 'completed' }))
+      const r = await send('POST', '/api/v1/ack/batch', 'a', { acknowledgments })
+      tally(statuses, `ack ${codeOf(r)}`)
+      if (r.status === 429) await sleep(r.retryAfter * 1000)
+    }
+  }
+  await Promise.all([...Array.from({ length: A_POLLS }, (_, i) => poll(i)), ...Array.from({ length: A_PUSHERS }, (_, w) => push(w)), ...Array.from({ length: A_ACKERS }, ack)])
+}
+
+interface Row {
+  label: string
+  p50: number | null
+  p99: number | null
+  requests: number
+  b: Map<string, number>
+  a: Map<string, number>
+  /** CPU the flooding client process itself used (it shares the machine with the broker). */
+  floodCpuMs: number
+}
+
+async function run(label: string, env: Record<string, string>, flood: boolean): Promise<Row> {
+  const br = await broker(env)
+  const b = new Map<string, number>()
+  // A short warm-up of B alone: first queue creation and plan caching are not what is measured.
+  await steadyB(br, performance.now() + 1000, new Map())
+  const flooding = flood ? floodProcess(br.base, SECONDS * 1000 + 1500) : Promise.resolve({ statuses: new Map<string, number>(), cpuMs: 0 })
+  // The child's start (tsx) takes a moment; B's window opens once A is flooding.
+  if (flood) await sleep(1500)
+  const until = performance.now() + SECONDS * 1000
+  const [latencies, a] = await Promise.all([steadyB(br, until, b), flooding])
+  await br.stop()
+  return { label, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, b, a: a.statuses, floodCpuMs: a.cpuMs }
+}
+
+const show = (m: Map<string, number>) => [...m].sort().map(([k, v]) => `${k}: ${v}`).join(', ') || '–'
+const before = loadavg()[0]!
+const rows = [
+  await run('B alone', {}, false),
+  await run('B + A flood, defaults', {}, true),
+  await run('B + A flood, TENANT_DB_CONCURRENCY=2', { TENANT_DB_CONCURRENCY: '2' }, true),
+  await run('B + A flood, share knobs off', { TENANT_DB_CONCURRENCY: '0', MAX_PARKED_POLLS_PER_TENANT: '100000', MAX_PARKED_POLLS: '100000' }, true),
+]
+const alone = rows[0]!.p99 ?? 0
+console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model}; load average ${round(before, 2)} before, ${round(loadavg()[0]!, 2)} after; ${SECONDS} s per run; B ${B_RATE} cycles/s; A ${A_POLLS} polls, ${A_PUSHERS} pushers (10 a push), ${A_ACKERS} ack storms (100 a batch)\n`)
+console.log('| run | B requests | B p50 ms | B p99 ms | B p99 / alone | B statuses | A statuses | A client CPU s |\n|---|---|---|---|---|---|---|---|')
+for (const r of rows) {
+  console.log(`| ${r.label} | ${r.requests} | ${round(r.p50 ?? 0, 1)} | ${round(r.p99 ?? 0, 1)} | ${alone ? round((r.p99 ?? 0) / alone, 2) : '–'} | ${show(r.b)} | ${show(r.a)} | ${round(r.floodCpuMs / 1000, 1)} |`)
+}
+await server.stop()
+rmSync(scratch, { recursive: true, force: true })
