@@ -2,7 +2,7 @@
 // broker-wide flags in queen.system_state that the procedures read themselves, so a switch made
 // through one replica or isolate applies on every other from its next request. With several
 // databases each holds its own maintenance flags; every read and switch of them goes to all of
-// them and reports each (./maintenance-fanout.ts). Reads and switches are admin and refuse
+// them and reports each (src/db/placement/maintenance-fanout.ts). Reads and switches are admin and refuse
 // tenant-bound tokens (brokerWide: the flags are the operator's, docs/security.md). There is no local push buffer, so Queen's
 // buffer fields are true zeros.
 import { z } from 'zod'
@@ -10,7 +10,7 @@ import { ROLE_SETS, route } from '../http/route.js'
 import { sentence, worded } from '../http/validate.js'
 import type { Context } from 'hono'
 import type { AppEnv } from '../http/env.js'
-import { onEveryDatabase, type DatabaseFlags } from './maintenance-fanout.js'
+import { onEveryDatabase, type DatabaseFlags } from '../db/placement/maintenance-fanout.js'
 
 export const switchBody = worded(z.object({ enabled: z.boolean({ error: 'enabled (boolean) is required' }) }), sentence)
 

@@ -2,10 +2,10 @@
 // database holds its own flags: a switch goes to every configured database and the answer reports
 // each. One database keeps the single-database answer exactly (no `databases` field).
 import type { Context } from 'hono'
-import type { BrokerDatabase } from '../db/tenant-database.js'
-import type { ResultOf } from '../db/procedures.js'
-import { HttpError } from '../errors.js'
-import type { AppEnv } from '../http/env.js'
+import type { BrokerDatabase } from '../tenant-database.js'
+import type { ResultOf } from '../procedures.js'
+import { HttpError } from '../../errors.js'
+import type { AppEnv } from '../../http/env.js'
 
 export type MaintenanceFlags = ResultOf<'system_maintenance_v1'>
 
