@@ -50,7 +50,7 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/retry', () => {
     // Queue mode moves on past the dead-lettered frame; group g2 reads and settles everything.
     const next = await pop(app, 'rt-repush', { batch: 1, wait: false })
     await ack(app, acksOf(next.messages))
-    const g2 = await pop(app, 'rt-repush', { batch: 10, wait: false, consumerGroup: 'g2' })
+    const g2 = await pop(app, 'rt-repush', { batch: 10, wait: false, consumerGroup: 'g2', subscriptionMode: 'all' })
     await ack(app, acksOf(g2.messages), 'g2')
 
     const res = await post(`/api/v1/messages/${partitionId}/${txn(0)}/retry`)
@@ -60,7 +60,7 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/retry', () => {
 
     const queueMode = await pop(app, 'rt-repush', { batch: 10, wait: false })
     expect(queueMode.messages.map((m) => [m.offset, m.data])).toEqual([[2, { i: 2 }], [3, { i: 0 }]])
-    expect((await pop(app, 'rt-repush', { batch: 10, wait: false, consumerGroup: 'g2' })).status).toBe(204)
+    expect((await pop(app, 'rt-repush', { batch: 10, wait: false, consumerGroup: 'g2', subscriptionMode: 'all' })).status).toBe(204)
 
     const traces = await app.json('GET', `/api/v1/traces/${partitionId}/${newTxn}`)
     expect(traces.body.traces).toEqual([
@@ -73,15 +73,15 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/retry', () => {
     await app.json('POST', '/api/v1/configure', { queue: 'rt-groups', options: { retryLimit: 0 } })
     const [pushed] = await push(app, [{ queue: 'rt-groups', partition: 'p', payload: 'x', transactionId: 'rt-groups-0' }])
     for (const group of ['a', 'b']) {
-      const popped = await pop(app, 'rt-groups', { wait: false, consumerGroup: group })
+      const popped = await pop(app, 'rt-groups', { wait: false, consumerGroup: group, subscriptionMode: 'all' })
       await ack(app, acksOf(popped.messages, 'failed'), group)
     }
     const path = `/api/v1/messages/${pushed!.partition_id}/rt-groups-0/retry`
     const ambiguous = await post(path)
     expect(ambiguous).toMatchObject({ status: 409, body: { code: 'ambiguous_consumer_group', consumerGroups: ['a', 'b'] } })
     expect(await post(`${path}?consumerGroup=b`)).toMatchObject({ status: 200, body: { retried: true, consumerGroup: 'b', redelivery: 'rewind' } })
-    expect((await pop(app, 'rt-groups', { wait: false, consumerGroup: 'b' })).messages).toHaveLength(1)
-    expect((await pop(app, 'rt-groups', { wait: false, consumerGroup: 'a' })).status).toBe(204)
+    expect((await pop(app, 'rt-groups', { wait: false, consumerGroup: 'b', subscriptionMode: 'all' })).messages).toHaveLength(1)
+    expect((await pop(app, 'rt-groups', { wait: false, consumerGroup: 'a', subscriptionMode: 'all' })).status).toBe(204)
     expect((await dlqOf('rt-groups')).map((m) => m.consumerGroup)).toEqual(['a'])
     // The body names the group too.
     expect(await post(path, { consumerGroup: 'a' })).toMatchObject({ status: 200, body: { consumerGroup: 'a' } })
@@ -114,12 +114,12 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/dlq', () => {
     expect(row).toMatchObject({ transactionId: 'dl-head-0', consumerGroup: '__QUEUE_MODE__', errorMessage: 'Manually moved to DLQ', data: { i: 0 } })
     expect(offsets((await pop(app, 'dl-head', { batch: 10, wait: false })).messages)).toEqual([1, 2])
     // Another group still gets it: the move is per group.
-    expect(offsets((await pop(app, 'dl-head', { batch: 10, wait: false, consumerGroup: 'other' })).messages)).toEqual([0, 1, 2])
+    expect(offsets((await pop(app, 'dl-head', { batch: 10, wait: false, consumerGroup: 'other', subscriptionMode: 'all' })).messages)).toEqual([0, 1, 2])
   })
 
   it('takes the group and the reason from the body, and refuses a second move and an unregistered group', async () => {
     const [pushed] = await push(app, [{ queue: 'dl-body', partition: 'p', payload: 1, transactionId: 'dl-body-0' }])
-    await pop(app, 'dl-body', { wait: false, consumerGroup: 'g' })
+    await pop(app, 'dl-body', { wait: false, consumerGroup: 'g', subscriptionMode: 'all' })
     const path = `/api/v1/messages/${pushed!.partition_id}/dl-body-0/dlq`
     expect(await post(path, { consumerGroup: 'g', error: 'poison' })).toMatchObject({ status: 200, body: { consumerGroup: 'g' } })
     expect((await dlqOf('dl-body'))[0]).toMatchObject({ consumerGroup: 'g', errorMessage: 'poison' })

@@ -72,8 +72,8 @@ describe('GET /api/v1/messages', () => {
 
   it('shows bus groups: who consumed a message and how many groups read the partition', async () => {
     await push(app, [{ queue: 'bus', payload: 1 }])
-    const g1 = await pop(app, 'bus', { consumerGroup: 'g1' })
-    await pop(app, 'bus', { consumerGroup: 'g2' })
+    const g1 = await pop(app, 'bus', { consumerGroup: 'g1', subscriptionMode: 'all' })
+    await pop(app, 'bus', { consumerGroup: 'g2', subscriptionMode: 'all' })
     await ack(app, acksOf(g1.messages), 'g1')
     const [m] = (await list({ queue: 'bus' })).body.messages
     expect(m).toMatchObject({ busStatus: { consumedBy: 1, totalGroups: 2 }, status: 'processing', queueStatus: null })
@@ -165,7 +165,7 @@ describe('DELETE /api/v1/messages/:partitionId/:transactionId', () => {
   it('hands a conflating group the newest message that was not deleted', async () => {
     const pushed = await push(app, [0, 1, 2].map((i) => ({ queue: 'latest', partition: 'p', payload: i, transactionId: `lt-${i}` })))
     await app.json('DELETE', `/api/v1/messages/${pushed[0]!.partition_id}/lt-2`)
-    const popped = await pop(app, 'latest', { consumerGroup: 'view', delivery: 'conflate' })
+    const popped = await pop(app, 'latest', { consumerGroup: 'view', delivery: 'conflate', subscriptionMode: 'all' })
     expect(popped.messages.map((m) => m.data)).toEqual([1])
     await ack(app, acksOf(popped.messages), 'view')
     expect((await get('/api/v1/resources/queues/latest/depth?group=view')).body).toMatchObject({ pending: 0 })
