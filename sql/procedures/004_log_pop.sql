@@ -327,16 +327,17 @@ begin
   loop
     if not v_sized then
       v_sized := true;
-      -- Autopilot sizes the knobs the client left out from what this walk sees: the ready partitions
-      -- and their backlog are shared among the group's pops parked on this process, one sweep is at
-      -- most 64 partitions and 1000 frames, and the byte budget still ends a claim early. A conflating
+      -- Autopilot sizes the knobs the client left out from what this walk sees (docs/pop-autopilot.md):
+      -- the width is this pop's share of the ready partitions, shared with the group's pops parked on
+      -- this process; the batch is the backlog those partitions hold on average. One sweep is at most
+      -- 64 partitions and 1000 frames, and the byte budget still ends a claim early. A conflating
       -- group keeps its own sizing (one frame per partition).
       if v_ap is not null and v_pid is null and not r.conflate then
         v_share := 1 + greatest(coalesce((v_ap->>'waiters')::integer, 0), 0);
         v_ap_parts := case when (v_ap->>'partitions')::boolean
                            then least(64, greatest(1, ceil(r.ready::numeric / v_share)::integer)) else v_parts_left end;
         v_ap_batch := case when (v_ap->>'batch')::boolean
-                           then least(1000, greatest(v_ap_parts, ceil(r.backlog::numeric / v_share)::integer)) else v_frames_left end;
+                           then least(1000, greatest(v_ap_parts, ceil(r.backlog::numeric * v_ap_parts / r.ready)::integer)) else v_frames_left end;
         v_autopilot := jsonb_build_object('partitions', v_ap_parts, 'batch', v_ap_batch, 'ready', r.ready, 'backlog', r.backlog,
                                           'applied', coalesce((v_ap->>'apply')::boolean, false));
         if coalesce((v_ap->>'apply')::boolean, false) then
