@@ -10,8 +10,8 @@ import { ROLE_SETS, route } from '../http/route.js'
 import { NAME_MAX, QUEUE_MODE } from '../names.js'
 import { sleepOnly, wakeKey, type WakeOutcome } from '../pop-waker.js'
 import { reveal } from '../reveal.js'
-import { discoveryQuery, popQuery, type PopQuery } from './pop-query.js'
-import { autopilotEcho, popSizing } from './pop-sizing.js'
+import { discoveryQuery, popQuery, type PopQuery } from '../pop/query.js'
+import { autopilotEcho, popSizing } from '../pop/sizing.js'
 
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 1000

@@ -1,6 +1,6 @@
 // The pop routes' query string: every parameter a Queen client sends to a pop, each either acted on
 // or refused, so none is silently dropped (docs/compatibility.md). Sizing knobs stay undefined when
-// absent: whether the broker or the server default fills them is pop-sizing.ts's decision.
+// absent: whether the broker or the server default fills them is sizing.ts's decision.
 import { z } from 'zod'
 import { instantOf, INT_MAX, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { NAME_MAX } from '../names.js'

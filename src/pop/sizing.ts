@@ -2,7 +2,7 @@
 // the client pinned, what it left to the broker (autopilot=true), and Queen's server defaults
 // (docs/pop-autopilot.md). A pinned knob is never changed.
 import type { PopRequestArg } from '../db/procedures.js'
-import type { PopQuery } from './pop-query.js'
+import type { PopQuery } from './query.js'
 
 /** Queen's server default when a pop names no batch and autopilot does not choose one. */
 export const DEFAULT_BATCH = 200
