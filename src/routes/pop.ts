@@ -41,9 +41,9 @@ function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
   }
   const waker = c.get('popWaker')
   const wildcard = scope.queue !== undefined && scope.partition === undefined
-  const sizing = popSizing(q, wildcard, config.QUEEN_POP_AUTOPILOT, () =>
-    waker && scope.queue !== undefined ? waker.parked(wakeKey(c.get('tenant'), scope.queue), group) : 0,
-  )
+  // The group's other pops parked on this queue in this process (this one is not parked while it checks).
+  const waiters = () => (waker && scope.queue !== undefined ? waker.parked(wakeKey(c.get('tenant'), scope.queue), group) : 0)
+  const sizing = popSizing(q, wildcard, config.QUEEN_POP_AUTOPILOT, waiters)
   const request: PopRequestArg = {
     ...scope,
     group,
@@ -58,19 +58,22 @@ function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
     ...(sizing.autopilot ? { autopilot: sizing.autopilot } : {}),
     ...(q.conflation || q.delivery === 'conflate' ? { conflationAsked: true as const } : {}),
   }
-  return { request, wait: q.wait, timeout: Math.min(q.timeout, config.MAX_POP_WAIT_MS), conflation: q.conflation }
+  return { request, waiters, wait: q.wait, timeout: Math.min(q.timeout, config.MAX_POP_WAIT_MS), conflation: q.conflation }
 }
 
 async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const started = Date.now()
-  const { request, wait, timeout, conflation } = parseRequest(c, scope, query)
+  const { request, waiters, wait, timeout, conflation } = parseRequest(c, scope, query)
   const signal = c.req.raw.signal
   const keys = scope.queue !== undefined ? [wakeKey(c.get('tenant'), scope.queue)] : []
   const waker = c.get('popWaker')
   // A queue-wide pop parks as one of its group's, woken only as far as a push's messages go.
   const group = scope.partition === undefined ? request.group : undefined
   const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal, group) : sleepOnly(ms, signal))
+  let checks = 0
   const check = async () => {
+    // A long poll's later checks share the sweep with whoever is parked now.
+    if (request.autopilot && checks++ > 0) request.autopilot = { ...request.autopilot, waiters: waiters() }
     const checked = await c.get('db').call('log_pop_v1', { request })
     if (checked.autopilot && !checked.autopilot.applied) {
       c.get('log').debug('pop autopilot (shadow)', { requestId: c.get('requestId'), queue: scope.queue, group: request.group, ...checked.autopilot })

@@ -2,6 +2,7 @@
 // autopilot switched off or to shadow by QUEEN_POP_AUTOPILOT.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
+import { createPopWaker } from '../../src/pop-waker.js'
 import { autopilotSwitchedOff, scenarios, type Send } from '../helpers/pop-queen16.js'
 
 let app: TestApp
@@ -21,6 +22,29 @@ describe("Queen 1.6's pop wire", () => {
     const own = await testApp({ database: app.database, env: { QUEEN_POP_AUTOPILOT: mode } })
     try {
       await autopilotSwitchedOff(sendTo(own), `q16-autopilot-${mode}`)
+    } finally {
+      await own.close()
+    }
+  })
+
+  it("asks the process's waker how many pops of the group are parked, and sizes the sweep by it", async () => {
+    // A waker that reports three other pops of the group parked on the queue (real parked pops would
+    // claim at their own re-checks and move the backlog under the assertion).
+    const waker = createPopWaker()
+    const asked: [string, string][] = []
+    const own = await testApp({
+      database: app.database,
+      deps: { popWaker: { ...waker, parked: (key: string, group: string) => (asked.push([key, group]), group === 'crowd' ? 3 : 0) } },
+    })
+    try {
+      const items = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].flatMap((partition) => Array.from({ length: 10 }, (_, i) => ({ queue: 'q16-crowd', partition, payload: i })))
+      expect((await own.json('POST', '/api/v1/push', { items })).status).toBe(201)
+      const crowded = await own.json('GET', '/api/v1/pop/queue/q16-crowd?autopilot=true&consumerGroup=crowd&subscriptionMode=all')
+      expect(crowded.body.autopilot).toEqual({ partitions: 2, batch: 20, waitMs: 0 })
+      expect(crowded.body.messages).toHaveLength(20)
+      expect(asked).toContainEqual(['|q16-crowd', 'crowd'])
+      const alone = await own.json('GET', '/api/v1/pop/queue/q16-crowd?autopilot=true&consumerGroup=alone&subscriptionMode=all')
+      expect(alone.body.autopilot).toEqual({ partitions: 8, batch: 80, waitMs: 0 })
     } finally {
       await own.close()
     }
