@@ -119,7 +119,7 @@ export function startConsumers(client: CellHttp, shape: CellShape, ledger: Ledge
   const controller = new AbortController()
   let stopping = false
   let warmAcked = 0
-  const path = `/api/v1/pop/queue/${encodeURIComponent(shape.queue)}?consumerGroup=${encodeURIComponent(shape.group)}&batch=${shape.popBatch}&wait=true&timeout=${shape.popWaitMs}`
+  const path = `/api/v1/pop/queue/${encodeURIComponent(shape.queue)}?consumerGroup=${encodeURIComponent(shape.group)}&subscriptionMode=all&batch=${shape.popBatch}&wait=true&timeout=${shape.popWaitMs}`
   const note = (what: string) => {
     client.calls.failed++
     if (errors.length < 20) errors.push(what)

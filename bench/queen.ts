@@ -42,7 +42,8 @@ export async function drain(client: HttpClient, queue: string): Promise<number> 
 }
 
 export async function popAck(client: HttpClient, queue: string, batch: number, partitions = 1, group?: string): Promise<number | 'empty'> {
-  const g = group ? `&consumerGroup=${encodeURIComponent(group)}` : ''
+  // A group reads the backlog filled before it first pops, so it asks to start at the oldest message.
+  const g = group ? `&consumerGroup=${encodeURIComponent(group)}&subscriptionMode=all` : ''
   const res = await client.request('GET', `/api/v1/pop/queue/${encodeURIComponent(queue)}?batch=${batch}&partitions=${partitions}${g}`)
   if (res.status === 204) return 'empty'
   if (res.status !== 200) throw new Error(`pop answered ${res.status}: ${JSON.stringify(res.body).slice(0, 200)}`)

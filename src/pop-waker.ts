@@ -26,6 +26,8 @@ export interface PopWaker {
   handOn(keys: readonly string[], group: string): void
   /** Graceful shutdown: every parked and every later wait resolves 'aborted', so polls answer 204. */
   close(): void
+  /** How many of `group`'s queue-wide pops are parked on `key` in this process (pop autopilot's share). */
+  parked(key: string, group: string): number
 }
 
 export const wakeKey = (tenant: string, queue: string) => `${tenant}|${queue}`
@@ -84,6 +86,11 @@ export function createPopWaker(): PopWaker {
     },
     handOn(keys, group) {
       for (const key of keys) wakeOn(key, 1, group)
+    },
+    parked(key, group) {
+      let n = 0
+      for (const p of parked.get(key) ?? []) if (p.group === group) n++
+      return n
     },
     close() {
       closed = true

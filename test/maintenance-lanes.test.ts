@@ -49,7 +49,7 @@ describe('retained_bytes lane', () => {
     await push(app, [{ queue: 'bytes-empty-later', payload: 1 }])
     // Dead-letter one frame for two groups: dlq_total counts rows.
     for (const group of ['a', 'b']) {
-      const got = await pop(app, 'bytes', { consumerGroup: group })
+      const got = await pop(app, 'bytes', { consumerGroup: group, batch: 1, subscriptionMode: 'all' })
       await ack(app, acksOf(got.messages, 'dlq'), group)
     }
     // A value the stats lane wrote: must survive this lane's upsert.

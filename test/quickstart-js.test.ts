@@ -8,7 +8,9 @@ import { testApp, type TestApp } from './helpers/app.js'
 
 let app: TestApp
 beforeAll(async () => {
-  app = await testApp()
+  // The 0.12 client names no subscriptionMode and predates the `new` default: a deployment that
+  // serves it as before sets DEFAULT_SUBSCRIPTION_MODE=all (docs/compatibility.md).
+  app = await testApp({ env: { DEFAULT_SUBSCRIPTION_MODE: 'all' } })
 })
 afterAll(() => app.close())
 

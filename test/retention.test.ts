@@ -105,9 +105,9 @@ describe('retention cutoffs', () => {
     await pass('retention', min(600))
     expect(await segments('done')).toEqual([0, 1, 2, 3])
 
-    const fast = await pop(app, 'done', { consumerGroup: 'fast', batch: 4 })
+    const fast = await pop(app, 'done', { consumerGroup: 'fast', batch: 4, subscriptionMode: 'all' })
     await ack(app, acksOf(fast.messages), 'fast')
-    const slow = await pop(app, 'done', { consumerGroup: 'slow', batch: 2 })
+    const slow = await pop(app, 'done', { consumerGroup: 'slow', batch: 2, subscriptionMode: 'all' })
     expect(slow.messages.map((m) => m.offset)).toEqual([0, 1])
     // slow still holds a live lease on [0, 1]: leased is not settled.
     await pass('retention', min(600))
@@ -118,7 +118,7 @@ describe('retention cutoffs', () => {
     expect(await segments('done')).toEqual([2, 3])
     expect(await logStart('done')).toBe(2)
     // A settled segment younger than the completed cutoff stays: cutoff minute 2, segment 2 is @2.
-    const rest = await pop(app, 'done', { consumerGroup: 'slow', batch: 2 })
+    const rest = await pop(app, 'done', { consumerGroup: 'slow', batch: 2, subscriptionMode: 'all' })
     await ack(app, acksOf(rest.messages), 'slow')
     await pass('retention', min(3))
     expect(await segments('done')).toEqual([2, 3])
@@ -133,10 +133,10 @@ describe('retention cutoffs', () => {
       await pushAt('norow', min(m), 1, 'B')
     }
     // "g" pops partition A only: its rows exist on A, not on B. "all" reads both partitions.
-    const g = await pop(app, 'norow', { consumerGroup: 'g', batch: 3 }, 'A')
+    const g = await pop(app, 'norow', { consumerGroup: 'g', batch: 3, subscriptionMode: 'all' }, 'A')
     await ack(app, acksOf(g.messages), 'g')
     for (const p of ['A', 'B']) {
-      const m = await pop(app, 'norow', { consumerGroup: 'all', batch: 3 }, p)
+      const m = await pop(app, 'norow', { consumerGroup: 'all', batch: 3, subscriptionMode: 'all' }, p)
       await ack(app, acksOf(m.messages), 'all')
     }
     await pass('retention', min(600))
@@ -147,15 +147,15 @@ describe('retention cutoffs', () => {
   it('resumes a cursor left below logStart at the next existing offset', async () => {
     await configure({ queue: 'gap', retentionEnabled: true, retentionSeconds: 60 })
     for (let m = 0; m < 5; m++) await pushAt('gap', min(m * 10))
-    const first = await pop(app, 'gap', { consumerGroup: 'g' })
+    const first = await pop(app, 'gap', { consumerGroup: 'g', batch: 1, subscriptionMode: 'all' })
     await ack(app, acksOf(first.messages), 'g')
     // Cursor at 1; retention removes offsets 0-2 (minutes 0, 10, 20 < cutoff 29).
     await pass('retention', min(30))
     expect(await logStart('gap')).toBe(3)
-    const next = await pop(app, 'gap', { consumerGroup: 'g', batch: 10 })
+    const next = await pop(app, 'gap', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })
     expect(next.messages.map((m) => m.offset)).toEqual([3, 4])
     // A group that never popped starts at logStart too.
-    expect((await pop(app, 'gap', { consumerGroup: 'late', batch: 10 })).messages.map((m) => m.offset)).toEqual([3, 4])
+    expect((await pop(app, 'gap', { consumerGroup: 'late', batch: 10, subscriptionMode: 'all' })).messages.map((m) => m.offset)).toEqual([3, 4])
   })
 })
 
@@ -165,7 +165,7 @@ describe('maxWaitTimeSeconds eviction', () => {
     for (const m of [0, 1, 55]) await pushAt('evict', min(m))
     // A pointer that would hold everything for retention: windowEnd before the first segment.
     await app.json('PUT', '/api/v1/kv/s3:lake:evict:committed', { value: { windowEnd: min(-10).toISOString() } })
-    const leased = await pop(app, 'evict', { consumerGroup: 'g', batch: 2 })
+    const leased = await pop(app, 'evict', { consumerGroup: 'g', batch: 2, subscriptionMode: 'all' })
     expect(leased.messages.map((m) => m.offset)).toEqual([0, 1])
 
     // retentionEnabled is false: the retention lane leaves the queue alone.
@@ -183,7 +183,7 @@ describe('maxWaitTimeSeconds eviction', () => {
     const byOffset = await ack(app, [{ transactionId: leased.messages[0]!.transactionId, partitionId: leased.messages[0]!.partitionId, offset: 0, status: 'completed' }], 'g')
     expect(byOffset[0]).toMatchObject({ success: true, evicted: true })
     // Neither delivered again nor dead-lettered.
-    expect((await pop(app, 'evict', { consumerGroup: 'g', batch: 10 })).messages.map((m) => m.offset)).toEqual([2])
+    expect((await pop(app, 'evict', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })).messages.map((m) => m.offset)).toEqual([2])
     const [dlq] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.log_dlq`)
     expect(dlq!.n).toBe(0)
   })
@@ -263,7 +263,7 @@ describe('sink hold', () => {
     // Only the completed cutoff is on, and nothing is settled: the age cutoff must stay off.
     await configure({ queue: 'hold-none', retentionEnabled: true, retentionSeconds: 0, completedRetentionSeconds: 60, retentionSinkHold: 'lake', retentionSinkHoldMaxSeconds: CAP })
     for (let s = 0; s < 12; s++) for (const q of ['hold-done', 'hold-none']) await pushAt(q, min(s * 10))
-    const all = await pop(app, 'hold-done', { consumerGroup: 'g', batch: 100 })
+    const all = await pop(app, 'hold-done', { consumerGroup: 'g', batch: 100, subscriptionMode: 'all' })
     await ack(app, acksOf(all.messages), 'g')
     await pass('retention', NOW)
     expect(await segments('hold-done')).toEqual([6, 7, 8, 9, 10, 11])
@@ -332,7 +332,7 @@ describe('sink hold', () => {
           }
           for (const q of [free, held]) {
             if (settled === 0) continue
-            const got = await pop(app, q, { consumerGroup: 'g', batch: settled })
+            const got = await pop(app, q, { consumerGroup: 'g', batch: settled, subscriptionMode: 'all' })
             if (got.messages.length > 0) await ack(app, acksOf(got.messages), 'g')
           }
           const all = gaps.map((_, i) => i)

@@ -60,15 +60,33 @@ as $$
     from (select 1 from queues where id = any (p_queue_ids) order by id for key share) held
 $$;
 
+-- _log_pop_group_conflates: whether the group's stored policy conflates on the pop's queues (true when
+-- it does on any), so an answer that claimed nothing can still say which policy applies. Null in
+-- queue mode, which has no policy, and when no group row is in scope.
+create or replace function queen._log_pop_group_conflates(p_queue_ids uuid[], p_group text)
+returns boolean
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select case when p_group <> '__QUEUE_MODE__' then
+           (select bool_or(g.delivery = 'conflate') from consumer_groups g
+             where g.queue_id = any (p_queue_ids) and g.consumer_group = p_group) end
+$$;
+
 -- log_pop_v1: every pop route (design decision 12). A pop leases a contiguous offset range of whole
 -- partitions for one (partition, group); it never sleeps (long-polls wait in the route, 5.8).
 --
 -- p_request: {queue, partition?} or {namespace?, task?}; group ('' or absent: __QUEUE_MODE__);
 --   batch [1, 10000]; partitions [1, 1000] (wildcard only); autoAck; subscriptionMode 'all'|'new'|
 --   'timestamp' with subscriptionFrom (an ISO instant) for 'timestamp'; delivery 'all'|'conflate' (a
---   named group's first contact only); maxBytes (POP_MAX_BYTES).
+--   named group's first contact only); maxBytes (POP_MAX_BYTES); leaseSeconds (> 0: this claim's
+--   lease instead of the queue's leaseTime); autopilot {batch, partitions, waiters, apply} (the knobs
+--   the client left to the broker, the other parked pops of the group, and whether to act or only
+--   report: docs/pop-autopilot.md); conflationAsked (answer `conflation` even when nothing is claimed).
 -- Returns {claims:[…], leaseId, consumerGroup, partitionsClaimed, minPopWaitMs, queue, partition,
---   partitionId, windowBufferActive, paused}. Each claim is {queue, partition, partitionId, retryOffset,
+--   partitionId, windowBufferActive, paused, conflation, autopilot}. conflation: whether the group's
+--   stored policy conflates (null when unknown: queue mode, or no group row in scope); autopilot: the
+--   sizing chosen {partitions, batch, ready, backlog, applied}, null when none was asked or possible. Each claim is {queue, partition, partitionId, retryOffset,
 --   retryCount, attemptFrom, attempts, offsets:[…], frames:[…], segments:[[baseOffset, createdAt (µs)], …]}: frames as stored
 --   (design decision 9) with their offsets, each segment's createdAt once. src/db/procedures.ts expands the
 --   claims into the wire's messages {queue, partition, partitionId, offset, id, transactionId,
@@ -149,6 +167,14 @@ declare
   v_held boolean := false;  -- a queue-scoped pop holds its queue row (see Concurrency above)
   v_whole boolean;
   v_answer jsonb;
+  v_lease_secs integer := nullif(greatest(coalesce((p_request->>'leaseSeconds')::integer, 0), 0), 0);
+  v_ap jsonb := p_request->'autopilot';
+  v_autopilot jsonb;
+  v_sized boolean := false;
+  v_share integer;
+  v_ap_parts integer;
+  v_ap_batch integer;
+  v_conflation boolean;
 begin
   if (select value from system_state where key = 'pop_maintenance') = 'true'::jsonb then
     return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
@@ -219,7 +245,8 @@ begin
 
   if v_partition is not null and v_pid is null then
     return jsonb_build_object('claims', '[]'::jsonb, 'leaseId', null, 'consumerGroup', v_group, 'partitionsClaimed', 0,
-                              'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false);
+                              'minPopWaitMs', v_min_wait, 'paused', false, 'windowBufferActive', false,
+                              'conflation', case when p_request ? 'conflationAsked' then _log_pop_group_conflates(v_queue_ids, v_group) end);
   end if;
 
   -- Missing cursor rows are created already initialised by the group's rule (design decisions 15, 16).
@@ -251,13 +278,15 @@ begin
   -- smallest gap (issue #33). Ready partitions beyond the window are left to later pops, which start
   -- at another pivot.
   for r in
-    select * from (
+    -- ready and backlog: the window's ready partitions and their unread frames, autopilot's signals.
+    select w.*, count(*) over () as ready, sum(w.pending) over () as backlog from (
     select ab.*, row_number() over () as walked from (
     select * from (
       select p.id as pid, p.name as pname, p.log_start, p.last_offset, q.name as qname, q.lease_time, q.retry_limit,
              (q.dead_letter_queue or q.dlq_after_max_retries) as dlq_on, q.delayed_processing,
              (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate') as conflate,
-             c.partition_id is not null as has_cursor, c.claimed_at
+             c.partition_id is not null as has_cursor, c.claimed_at,
+             p.last_offset + 1 - greatest(coalesce(c.committed_offset, p.log_start), p.log_start) as pending
         from log_partitions p
         join queues q on q.id = p.queue_id
         join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
@@ -278,7 +307,8 @@ begin
       select p.id, p.name, p.log_start, p.last_offset, q.name, q.lease_time, q.retry_limit,
              (q.dead_letter_queue or q.dlq_after_max_retries), q.delayed_processing,
              (g.consumer_group <> '__QUEUE_MODE__' and g.delivery = 'conflate'),
-             c.partition_id is not null, c.claimed_at
+             c.partition_id is not null, c.claimed_at,
+             p.last_offset + 1 - greatest(coalesce(c.committed_offset, p.log_start), p.log_start)
         from log_partitions p
         join queues q on q.id = p.queue_id
         join consumer_groups g on g.queue_id = p.queue_id and g.consumer_group = v_group
@@ -295,6 +325,27 @@ begin
     ) w
     order by w.claimed_at nulls first, w.walked
   loop
+    if not v_sized then
+      v_sized := true;
+      -- Autopilot sizes the knobs the client left out from what this walk sees (docs/pop-autopilot.md):
+      -- the width is this pop's share of the ready partitions, shared with the group's pops parked on
+      -- this process; the batch is the backlog those partitions hold on average. One sweep is at most
+      -- 64 partitions and 1000 frames, and the byte budget still ends a claim early. A conflating
+      -- group keeps its own sizing (one frame per partition).
+      if v_ap is not null and v_pid is null and not r.conflate then
+        v_share := 1 + greatest(coalesce((v_ap->>'waiters')::integer, 0), 0);
+        v_ap_parts := case when (v_ap->>'partitions')::boolean
+                           then least(64, greatest(1, ceil(r.ready::numeric / v_share)::integer)) else v_parts_left end;
+        v_ap_batch := case when (v_ap->>'batch')::boolean
+                           then least(1000, greatest(v_ap_parts, ceil(r.backlog::numeric * v_ap_parts / r.ready)::integer)) else v_frames_left end;
+        v_autopilot := jsonb_build_object('partitions', v_ap_parts, 'batch', v_ap_batch, 'ready', r.ready, 'backlog', r.backlog,
+                                          'applied', coalesce((v_ap->>'apply')::boolean, false));
+        if coalesce((v_ap->>'apply')::boolean, false) then
+          v_parts_left := v_ap_parts;
+          v_frames_left := v_ap_batch;
+        end if;
+      end if;
+    end if;
     if v_queue is not null and not v_held then
       -- The first candidate: the queue row before any cursor lock or insert. A queue deleted since
       -- it was looked up starts the pop again, which then finds no queue and creates it, as a pop
@@ -452,7 +503,8 @@ begin
           select array[c] as claims, case when v_auto then '' else v_lease::text end as "leaseId",
                  v_group as "consumerGroup", 1 as "partitionsClaimed", v_min_wait as "minPopWaitMs",
                  r.qname as queue, r.pname as partition, r.pid as "partitionId",
-                 coalesce(v_wb_active, false) as "windowBufferActive", false as paused) w;
+                 coalesce(v_wb_active, false) as "windowBufferActive", false as paused,
+                 r.conflate as conflation, v_autopilot as autopilot) w;
     end if;
 
     if v_n > 0 then
@@ -472,7 +524,7 @@ begin
           v_c.retry_count := 0;
         end if;
       else
-        v_secs := case when r.lease_time <= 0 then 60 else r.lease_time end;
+        v_secs := coalesce(v_lease_secs, case when r.lease_time <= 0 then 60 else r.lease_time end);
         v_c.lease_id := v_lease;
         v_c.released_lease_id := null;  -- a new round: acks naming the last one are no longer its retries
         v_c.lease_expires_at := v_now + make_interval(secs => v_secs);
@@ -486,6 +538,7 @@ begin
         v_claims := case when v_claimed = 0 then v_part else v_claims || v_part end;
       end if;
       v_claimed := v_claimed + 1;
+      v_conflation := coalesce(v_conflation, false) or r.conflate;
       if v_claimed = 1 then
         v_first_queue := r.qname;
         v_first_partition := r.pname;
@@ -540,6 +593,8 @@ begin
     'partition', v_first_partition,
     'partitionId', v_first_pid,
     'windowBufferActive', coalesce(v_wb_active, false),
-    'paused', false);
+    'paused', false,
+    'conflation', case when v_claimed > 0 or p_request ? 'conflationAsked' then coalesce(v_conflation, _log_pop_group_conflates(v_queue_ids, v_group)) end,
+    'autopilot', v_autopilot);
 end
 $$;

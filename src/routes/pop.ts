@@ -4,17 +4,17 @@
 // long poll woken by a push lingers POP_LINGER_MS before it claims (docs/long-poll.md).
 import type { Context } from 'hono'
 import { z } from 'zod'
-import type { PopRequestArg, PoppedFrame } from '../db/procedures.js'
+import type { PopRequestArg, PoppedFrame, PopResult } from '../db/procedures.js'
 import type { AppEnv } from '../http/env.js'
-import { instantOf, qBool, qInt, qOneOf, qString } from '../http/query-schema.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { NAME_MAX, QUEUE_MODE } from '../names.js'
 import { sleepOnly, wakeKey, type WakeOutcome } from '../pop-waker.js'
 import { reveal } from '../reveal.js'
+import { discoveryQuery, popQuery, type PopQuery } from '../pop/query.js'
+import { autopilotEcho, popSizing } from '../pop/sizing.js'
 
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 1000
-const DEFAULT_TIMEOUT_MS = 30_000
 // An empty long-poll never outlasts the JS client's own abort at timeout + 5 s.
 const CLIENT_ABORT_SLACK_MS = 4000
 
@@ -29,43 +29,6 @@ interface Scope {
 
 const longName = `must be at most ${NAME_MAX} characters`
 
-/**
- * The pop options, in the order Queen's route reads them. subscriptionMode has no default here:
- * it defaults to DEFAULT_SUBSCRIPTION_MODE, which is configuration.
- */
-const popOptions = {
-  consumerGroup: z.string().max(NAME_MAX, longName).optional(),
-  subscriptionMode: qOneOf(['all', 'from_beginning', 'new', 'new-only']).optional(),
-  subscriptionFrom: z
-    .string()
-    .transform((v, ctx) => {
-      if (v.toLowerCase() === 'now') return 'now'
-      const iso = instantOf(v)
-      if (iso === null) ctx.addIssue({ code: 'custom', message: 'must be an ISO-8601 timestamp', params: { instant: true } })
-      return iso ?? z.NEVER
-    })
-    .optional()
-    .meta({ description: '"now" or an ISO-8601 timestamp' }),
-  // A named group's delivery policy at first contact; queue mode ignores it (design decision 19).
-  delivery: qOneOf(['all', 'conflate']).default('all'),
-  batch: qInt(1, 1, 10_000),
-  partitions: qInt(1, 1, 1000),
-  autoAck: qBool(false),
-  wait: qBool(false),
-  timeout: qInt(DEFAULT_TIMEOUT_MS, 0, Number.MAX_SAFE_INTEGER),
-}
-const popQuery = z.object(popOptions)
-// Queen refuses a discovery pop without namespace and task before reading any option.
-const discoveryQuery = z.preprocess(
-  (query, ctx) => {
-    const { namespace, task } = query as Record<string, string | undefined>
-    if (namespace === undefined && task === undefined) ctx.addIssue({ code: 'custom', message: 'namespace or task is required' })
-    return query
-  },
-  z.object({ namespace: qString(), task: qString(), ...popOptions }),
-)
-type PopQuery = z.output<typeof popQuery>
-
 function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
   const config = c.get('config')
   const group = q.consumerGroup ?? QUEUE_MODE
@@ -76,33 +39,51 @@ function parseRequest(c: Context<AppEnv>, scope: Scope, q: PopQuery) {
     subscriptionMode = 'timestamp'
     subscriptionFrom = q.subscriptionFrom
   }
+  const waker = c.get('popWaker')
+  const wildcard = scope.queue !== undefined && scope.partition === undefined
+  // The group's other pops parked on this queue in this process (this one is not parked while it checks).
+  const waiters = () => (waker && scope.queue !== undefined ? waker.parked(wakeKey(c.get('tenant'), scope.queue), group) : 0)
+  const sizing = popSizing(q, wildcard, config.QUEEN_POP_AUTOPILOT, waiters)
   const request: PopRequestArg = {
     ...scope,
     group,
-    batch: q.batch,
-    partitions: q.partitions,
+    batch: sizing.batch,
+    partitions: sizing.partitions,
     autoAck: q.autoAck,
     subscriptionMode,
     ...(subscriptionFrom !== undefined ? { subscriptionFrom } : {}),
-    delivery: q.delivery,
+    delivery: q.conflation ? 'conflate' : (q.delivery ?? 'all'),
     maxBytes: config.POP_MAX_BYTES,
+    ...(q.leaseSeconds !== undefined ? { leaseSeconds: q.leaseSeconds } : {}),
+    ...(sizing.autopilot ? { autopilot: sizing.autopilot } : {}),
+    ...(q.conflation || q.delivery === 'conflate' ? { conflationAsked: true as const } : {}),
   }
-  return { request, wait: q.wait, timeout: Math.min(q.timeout, config.MAX_POP_WAIT_MS) }
+  return { request, waiters, wait: q.wait, timeout: Math.min(q.timeout, config.MAX_POP_WAIT_MS), conflation: q.conflation }
 }
 
 async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   const started = Date.now()
-  const { request, wait, timeout } = parseRequest(c, scope, query)
+  const { request, waiters, wait, timeout, conflation } = parseRequest(c, scope, query)
   const signal = c.req.raw.signal
   const keys = scope.queue !== undefined ? [wakeKey(c.get('tenant'), scope.queue)] : []
   const waker = c.get('popWaker')
   // A queue-wide pop parks as one of its group's, woken only as far as a push's messages go.
   const group = scope.partition === undefined ? request.group : undefined
   const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal, group) : sleepOnly(ms, signal))
-  const check = () => c.get('db').call('log_pop_v1', { request })
+  let checks = 0
+  const check = async () => {
+    // A long poll's later checks share the sweep with whoever is parked now.
+    if (request.autopilot && checks++ > 0) request.autopilot = { ...request.autopilot, waiters: waiters() }
+    const checked = await c.get('db').call('log_pop_v1', { request })
+    if (checked.autopilot && !checked.autopilot.applied) {
+      c.get('log').debug('pop autopilot (shadow)', { requestId: c.get('requestId'), queue: scope.queue, group: request.group, ...checked.autopilot })
+    }
+    return checked
+  }
+  const done = (r: PopResult) => (r.messages.length > 0 ? answer(c, r, request.group, conflation) : empty(c, r, request.group, conflation))
 
   let result = await check()
-  if (result.messages.length > 0) return answer(c, result, request.group)
+  if (result.messages.length > 0) return done(result)
   const floor = result.minPopWaitMs
   if (!wait) return holdEmpty()
   // Past the parking caps this answers 429 with Retry-After (src/tenant-share/parked-polls.ts).
@@ -118,11 +99,8 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   async function holdEmpty() {
     // minPopWaitTime holds an empty answer; a local push during the hold earns one re-check.
     const hold = floor - (Date.now() - started)
-    if (hold > 0 && (await park(hold)) === 'woken') {
-      result = await check()
-      if (result.messages.length > 0) return answer(c, result, request.group)
-    }
-    return empty(c)
+    if (hold > 0 && (await park(hold)) === 'woken') result = await check()
+    return done(result)
   }
 
   function deadline() {
@@ -145,11 +123,11 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
       // No claim after a disconnect: a claim racing it would only expire.
       if (outcome === 'aborted') break
       result = await check()
-      if (result.messages.length > 0) return answer(c, result, request.group)
+      if (result.messages.length > 0) return done(result)
       empties++
       if (empties % 3 === 0) interval = Math.min(interval * 2, MAX_BACKOFF_MS)
     }
-    return empty(c)
+    return done(result)
   }
 
   /**
@@ -160,8 +138,9 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
    * pushes do not end it early; a disconnect or a shutdown does.
    */
   async function linger(): Promise<WakeOutcome> {
-    // A pop of one message has nothing to gather.
-    const ms = request.batch > 1 ? Math.min(c.get('config').POP_LINGER_MS, deadline() - Date.now()) : 0
+    // A pop of one message has nothing to gather; a batch autopilot sizes may be more than one.
+    const gathers = request.batch > 1 || request.autopilot?.batch === true
+    const ms = gathers ? Math.min(c.get('config').POP_LINGER_MS, deadline() - Date.now()) : 0
     if (ms <= 0) return 'woken'
     const outcome = await (waker ? waker.wait([], ms, signal) : sleepOnly(ms, signal))
     if (outcome !== 'aborted') return 'woken'
@@ -171,9 +150,39 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   }
 }
 
-function empty(c: Context<AppEnv>) {
+/**
+ * Queen's conflation keys, each only when true: `conflation` when the group's stored policy
+ * conflates, `conflationConflict` when this request declared conflation and the stored policy does
+ * not (the policy wins; the client warns). With no group row to ask (pop maintenance, a discovery
+ * pop that matched nothing) a declared conflation is echoed as applied: nothing contradicts it.
+ */
+function conflationKeys(result: PopResult, group: string, declared: boolean) {
+  if (group === QUEUE_MODE) return {}
+  const applied = result.conflation ?? declared
+  if (applied) return { conflation: true as const }
+  return declared ? { conflationConflict: true as const } : {}
+}
+
+/**
+ * Nothing to deliver: a bare 204, except for a request that declared conflation=true, whose client
+ * reads the conflation echo on every answer (an old broker's bodiless 204 is how it tells one that
+ * ignored the flag), so it gets a 200 with an empty batch and the keys.
+ */
+function empty(c: Context<AppEnv>, result: PopResult, group: string, declared: boolean) {
   c.get('metrics').popped(0)
-  return c.body(null, 204)
+  if (!declared) return c.body(null, 204)
+  if (result.paused) return c.json({ messages: [], paused: true, conflation: true })
+  return c.json({
+    success: true,
+    queue: result.queue ?? null,
+    partition: null,
+    partitionId: null,
+    leaseId: '',
+    consumerGroup: group,
+    partitionsClaimed: 0,
+    messages: [],
+    ...conflationKeys(result, group, declared),
+  })
 }
 
 /** A popped frame as the wire carries it, in the key order clients have always seen. */
@@ -193,11 +202,7 @@ const delivered = (m: PoppedFrame) => ({
   retryCount: m.retryCount,
 })
 
-async function answer(
-  c: Context<AppEnv>,
-  result: { messages: PoppedFrame[]; leaseId: string | null; partitionsClaimed: number; queue?: string | null; partition?: string | null; partitionId?: string | null },
-  group: string,
-) {
+async function answer(c: Context<AppEnv>, result: PopResult, group: string, declared: boolean) {
   c.get('metrics').popped(result.messages.length)
   // Only an encrypted frame needs reveal's pass (and its promise per frame); the rest go out as they came.
   const messages = result.messages.some((m) => m.enc)
@@ -212,6 +217,8 @@ async function answer(
     consumerGroup: group,
     partitionsClaimed: result.partitionsClaimed,
     messages,
+    ...conflationKeys(result, group, declared),
+    ...autopilotEcho(result.autopilot),
   })
 }
 

@@ -96,7 +96,7 @@ const segment = (name: string): fc.Arbitrary<string> =>
     { weight: 1, arbitrary: fc.constantFrom('%00', '%2F', '%2f..%2f', '..', '.', '%', '%zz', '%C0%AF', '%ED%A0%80', "'", '%27%3B%20drop', 'a%00b', '00000000-0000-0000-0000-000000000000', encodeURIComponent(name) + '/extra') },
   )
 
-const QUERY_KEYS = ['batch', 'wait', 'timeout', 'partitions', 'autoAck', 'consumerGroup', 'subscriptionMode', 'subscriptionFrom', 'delivery', 'namespace', 'task', 'queue', 'partition', 'limit', 'offset', 'from', 'to', 'status', 'stats', 'group', 'unknown', 'batch']
+const QUERY_KEYS = ['batch', 'wait', 'timeout', 'partitions', 'autoAck', 'consumerGroup', 'subscriptionMode', 'subscriptionFrom', 'delivery', 'conflation', 'autopilot', 'leaseSeconds', 'namespace', 'task', 'queue', 'partition', 'limit', 'offset', 'from', 'to', 'status', 'stats', 'group', 'unknown', 'batch']
 const query: fc.Arbitrary<string> = fc
   .array(fc.tuple(fc.constantFrom(...QUERY_KEYS), fc.oneof(fc.constantFrom(...NUMBER_TEXTS), hostileString, fc.constantFrom('true', 'false', 'yes', 'all', 'new', 'now', '2026-01-01T00:00:00Z', 'not-a-date'))), { maxLength: 5 })
   .map((pairs) => (pairs.length ? '?' + pairs.map(([k, v]) => `${k}=${encodeSegment(v)}`).join('&') : ''))

@@ -66,7 +66,7 @@ it(`emits every window exactly once across ${KILLS} SIGKILLs of the broker`, { t
   // answers 204 while windows remain (the full variant emits more windows than one batch holds).
   const sink: WindowRow[] = []
   for (;;) {
-    const res = await send('GET', '/api/v1/pop/queue/sk.sink?batch=5000&partitions=100&consumerGroup=verify&wait=false&autoAck=true')
+    const res = await send('GET', '/api/v1/pop/queue/sk.sink?batch=5000&partitions=100&consumerGroup=verify&subscriptionMode=all&wait=false&autoAck=true')
     if (res.status === 204) break
     sink.push(...res.body.messages.map((m: { data: WindowRow }) => m.data))
   }

@@ -34,14 +34,14 @@ async function seed(b: ServedApp) {
     Array.from({ length: n }, (_, i) => ({ queue, ...(partition ? { partition } : {}), payload: { n: i, queue } }))
   await ok(b.json('POST', '/api/v1/push', { items: [...items('orders', 4, 'eu'), ...items('orders', 3, 'us'), ...items('billing.invoice', 2), ...items('events', 2)] }), 201)
   await ok(b.json('POST', '/api/v1/configure', { queue: 'events', options: { retryLimit: 0 } }))
-  const popped = await ok(b.json('GET', '/api/v1/pop/queue/events?consumerGroup=audit&batch=1'))
+  const popped = await ok(b.json('GET', '/api/v1/pop/queue/events?consumerGroup=audit&subscriptionMode=all&batch=1'))
   const m = popped.messages[0]
   await ok(b.json('POST', '/api/v1/ack/batch', {
     consumerGroup: 'audit',
     acknowledgments: [{ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: 'handler threw: bad invoice' }],
   }))
   // A last-value group: its depth row must show work depth (partitions) beside log depth.
-  await ok(b.json('GET', '/api/v1/pop/queue/events?consumerGroup=latest&delivery=conflate&batch=1'))
+  await ok(b.json('GET', '/api/v1/pop/queue/events?consumerGroup=latest&subscriptionMode=all&delivery=conflate&batch=1'))
   // The reconciler does not run in tests; one explicit pass makes the cached figures fresh.
   await ok(b.json('POST', '/api/v1/stats/refresh', {}))
 }

@@ -32,7 +32,7 @@ const shot = (page: Page, name: string) => page.screenshot({ path: new URL(`oper
 
 /** Pops batch messages of one partition for group and settles them: completed, or failed with error from index failAt on. */
 async function consume(b: ServedApp, queue: string, partition: string, group: string, batch: number, failAt = Infinity, error = 'handler threw') {
-  const popped = await ok(b.json('GET', `/api/v1/pop/queue/${queue}/partition/${partition}?consumerGroup=${group}&batch=${batch}&wait=false`))
+  const popped = await ok(b.json('GET', `/api/v1/pop/queue/${queue}/partition/${partition}?consumerGroup=${group}&subscriptionMode=all&batch=${batch}&wait=false`))
   const acknowledgments = popped.messages.map((m: any, i: number) => ({
     transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, ...(i >= failAt ? { status: 'failed', error } : { status: 'completed' }),
   }))

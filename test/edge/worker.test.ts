@@ -289,7 +289,7 @@ describe('the worker in workerd', () => {
     const reg = await post('/streams/v1/queries', { name: 'edge-counts', source_queue: 'edge-stream.src', sink_queue: 'edge-stream.sink', config_hash: 'h' })
     expect(reg).toMatchObject({ status: 200, body: { success: true, fresh: true } })
     const queryId = (reg.body as { query_id: string }).query_id
-    const popped = await edge.fetch('/api/v1/pop/queue/edge-stream.src?batch=10&consumerGroup=streams.edge-counts&partitions=4')
+    const popped = await edge.fetch('/api/v1/pop/queue/edge-stream.src?batch=10&consumerGroup=streams.edge-counts&subscriptionMode=all&partitions=4')
     const messages = (popped.body as { messages: { transactionId: string; partitionId: string; leaseId: string; offset: number }[] }).messages
     const last = messages.reduce((a, b) => (b.offset > a.offset ? b : a))
     const body = {

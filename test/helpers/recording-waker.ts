@@ -24,6 +24,7 @@ export function recordingWaker(): { waker: PopWaker; waits: RecordedWait[] } {
       notify: (keys, counts) => inner.notify(keys, counts),
       handOn: (keys, group) => inner.handOn(keys, group),
       close: () => inner.close(),
+      parked: (key, group) => inner.parked(key, group),
     },
   }
 }

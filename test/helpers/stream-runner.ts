@@ -59,7 +59,7 @@ export class TumblingCounter {
 
   /** One pop and its cycles; false when the pop found nothing. */
   async step(): Promise<boolean> {
-    const qs = new URLSearchParams({ batch: '200', consumerGroup: `streams.${this.o.name}`, partitions: '4', wait: 'false' })
+    const qs = new URLSearchParams({ batch: '200', consumerGroup: `streams.${this.o.name}`, partitions: '4', wait: 'false', subscriptionMode: 'all' })
     const popped = await this.o.send('GET', `/api/v1/pop/queue/${encodeURIComponent(this.o.source)}?${qs}`)
     if (popped.status === 204) return false
     if (popped.status !== 200) throw new Error(`pop answered ${popped.status}: ${JSON.stringify(popped.body)}`)

@@ -33,7 +33,7 @@ export async function cycle(app: TestApp, body: Record<string, unknown>, headers
 
 /** The runner's pop: batch, group streams.<name>, up to 4 partitions, no wait (tests drive time). */
 export async function runnerPop(app: TestApp, queue: string, name: string, batch = 200) {
-  return pop(app, queue, { batch, consumerGroup: `streams.${name}`, partitions: 4, wait: false })
+  return pop(app, queue, { batch, consumerGroup: `streams.${name}`, partitions: 4, wait: false, subscriptionMode: 'all' })
 }
 
 /** The runner's grouping: by partitionId, each group sorted by (createdAt, id) as the SDK does. */

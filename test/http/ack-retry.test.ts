@@ -39,7 +39,7 @@ describe('an ack retried after its answer was lost', () => {
     for (const consumerGroup of [undefined, 'audit']) {
       const queue = `retry-one-${consumerGroup ?? 'qm'}`
       await push(app, [{ queue, payload: 'x' }])
-      const { messages } = await pop(app, queue, consumerGroup ? { consumerGroup } : {})
+      const { messages } = await pop(app, queue, consumerGroup ? { consumerGroup, subscriptionMode: 'all' } : {})
       const body = { ...acksOf(messages)[0], ...(consumerGroup ? { consumerGroup } : {}) }
       const first = await app.json('POST', '/api/v1/ack', body)
       expect(first.body[0]).toMatchObject({ success: true, leaseReleased: true })

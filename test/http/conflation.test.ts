@@ -42,7 +42,7 @@ describe('conflating delivery', () => {
 
     const handled: Popped[] = []
     for (;;) {
-      const res = await pop(app, 'ticker', { consumerGroup: 'last', batch: 100, partitions: 100 })
+      const res = await pop(app, 'ticker', { consumerGroup: 'last', batch: 100, partitions: 100, subscriptionMode: 'all' })
       if (res.status === 204) break
       handled.push(...res.messages)
       const results = await ack(app, acksOf(res.messages), 'last')
@@ -55,12 +55,12 @@ describe('conflating delivery', () => {
     for (const m of handled) expect((m.data as { i: number }).i, m.partition).toBe(newest.get(m.partition))
     expect(await depth('ticker', 'last')).toMatchObject({ pending: 0, effectivePending: 0, effectiveReady: 0 })
     // Other groups still see every frame (conflation is a per-group policy).
-    expect((await pop(app, 'ticker', { consumerGroup: 'all-of-it', batch: 10000, partitions: 12 })).messages).toHaveLength(4000)
+    expect((await pop(app, 'ticker', { consumerGroup: 'all-of-it', batch: 10000, partitions: 12, subscriptionMode: 'all' })).messages).toHaveLength(4000)
   })
 
   it('settles only the leased range: frames pushed after the pop stay pending', async () => {
     await fill('prices', 3)
-    const first = await pop(app, 'prices', { consumerGroup: 'lv', delivery: 'conflate', batch: 10 })
+    const first = await pop(app, 'prices', { consumerGroup: 'lv', delivery: 'conflate', batch: 10, subscriptionMode: 'all' })
     expect(first.messages.map((m) => m.offset)).toEqual([2])
     expect(await cursor('prices', 'lv')).toMatchObject({ committed: 0, from: 0, to: 2 })
     await fill('prices', 2, 'Default', 3)
@@ -68,17 +68,17 @@ describe('conflating delivery', () => {
     expect(result).toMatchObject({ success: true, leaseReleased: true, offset: 2 })
     expect(await cursor('prices', 'lv')).toMatchObject({ committed: 3, lease: null })
     expect(await depth('prices', 'lv')).toMatchObject({ pending: 2, effectivePending: 1 })
-    const second = await pop(app, 'prices', { consumerGroup: 'lv', batch: 10 })
+    const second = await pop(app, 'prices', { consumerGroup: 'lv', batch: 10, subscriptionMode: 'all' })
     expect(second.messages.map((m) => m.offset)).toEqual([4])
   })
 
   it('charges failures to the delivered frame, lets a newer frame supersede it, and dead-letters the delivered frame on exhaustion', async () => {
     await configureQueue(app, 'gauges', { retry_limit: 1 })
     await fill('gauges', 3)
-    const a = await pop(app, 'gauges', { consumerGroup: 'lv', delivery: 'conflate' })
+    const a = await pop(app, 'gauges', { consumerGroup: 'lv', delivery: 'conflate', subscriptionMode: 'all' })
     expect(a.messages.map((m) => [m.offset, m.retryCount])).toEqual([[2, 0]])
     expect((await ack(app, acksOf(a.messages, 'failed'), 'lv'))[0]).toMatchObject({ success: true, leaseReleased: true, dlq: false })
-    const b = await pop(app, 'gauges', { consumerGroup: 'lv' })
+    const b = await pop(app, 'gauges', { consumerGroup: 'lv', subscriptionMode: 'all' })
     expect(b.messages.map((m) => [m.offset, m.retryCount])).toEqual([[2, 1]])
     expect((await ack(app, acksOf(b.messages, 'failed'), 'lv'))[0]).toMatchObject({ success: true, dlq: true })
     expect(await cursor('gauges', 'lv')).toMatchObject({ committed: 3, lease: null })
@@ -87,13 +87,13 @@ describe('conflating delivery', () => {
 
     // A newer value arriving before the retry governs and restarts the count.
     await fill('gauges', 1, 'Default', 3)
-    const c = await pop(app, 'gauges', { consumerGroup: 'lv' })
+    const c = await pop(app, 'gauges', { consumerGroup: 'lv', subscriptionMode: 'all' })
     expect((await ack(app, acksOf(c.messages, 'failed'), 'lv'))[0]).toMatchObject({ dlq: false })
     await fill('gauges', 1, 'Default', 4)
-    const d = await pop(app, 'gauges', { consumerGroup: 'lv' })
+    const d = await pop(app, 'gauges', { consumerGroup: 'lv', subscriptionMode: 'all' })
     expect(d.messages.map((m) => [m.offset, m.retryCount])).toEqual([[4, 0]])
     expect((await ack(app, acksOf(d.messages, 'failed'), 'lv'))[0]).toMatchObject({ dlq: false })
-    const e = await pop(app, 'gauges', { consumerGroup: 'lv' })
+    const e = await pop(app, 'gauges', { consumerGroup: 'lv', subscriptionMode: 'all' })
     expect(e.messages.map((m) => [m.offset, m.retryCount])).toEqual([[4, 1]])
     expect((await ack(app, acksOf(e.messages), 'lv'))[0]).toMatchObject({ success: true, leaseReleased: true })
     expect(await cursor('gauges', 'lv')).toMatchObject({ committed: 5 })
@@ -118,7 +118,7 @@ describe('conflating delivery', () => {
 
   it('retires the leased range when a transaction completes the delivered frame', async () => {
     await fill('handoff', 4)
-    const got = await pop(app, 'handoff', { consumerGroup: 'lv', delivery: 'conflate' })
+    const got = await pop(app, 'handoff', { consumerGroup: 'lv', delivery: 'conflate', subscriptionMode: 'all' })
     const m = got.messages[0]!
     expect(m.offset).toBe(3)
     const res = await app.json('POST', '/api/v1/transaction', {
@@ -134,18 +134,18 @@ describe('conflating delivery', () => {
 
   it('autoAck retires the whole range at delivery', async () => {
     await fill('auto-lv', 5)
-    const res = await pop(app, 'auto-lv', { consumerGroup: 'lv', delivery: 'conflate', autoAck: true })
+    const res = await pop(app, 'auto-lv', { consumerGroup: 'lv', delivery: 'conflate', autoAck: true, subscriptionMode: 'all' })
     expect(res.messages.map((m) => [m.offset, m.leaseId])).toEqual([[4, '']])
     expect(await cursor('auto-lv', 'lv')).toMatchObject({ committed: 5, lease: null })
-    expect((await pop(app, 'auto-lv', { consumerGroup: 'lv' })).status).toBe(204)
+    expect((await pop(app, 'auto-lv', { consumerGroup: 'lv', subscriptionMode: 'all' })).status).toBe(204)
   })
 
   it('fixes delivery at first contact and ignores it in queue mode', async () => {
     await fill('policy', 3)
-    expect((await pop(app, 'policy', { consumerGroup: 'plain', batch: 10 })).messages).toHaveLength(3)
+    expect((await pop(app, 'policy', { consumerGroup: 'plain', batch: 10, subscriptionMode: 'all' })).messages).toHaveLength(3)
     await fill('policy', 3, 'other')
     // Later pops cannot change a fixed policy.
-    expect((await pop(app, 'policy', { consumerGroup: 'plain', delivery: 'conflate', batch: 10 }, 'other')).messages).toHaveLength(3)
+    expect((await pop(app, 'policy', { consumerGroup: 'plain', delivery: 'conflate', batch: 10, subscriptionMode: 'all' }, 'other')).messages).toHaveLength(3)
     expect((await pop(app, 'policy', { delivery: 'conflate', batch: 10 })).messages).toHaveLength(3)
     const rows = await app.database.sql<{ group: string; delivery: string }>(
       `select g.consumer_group as group, g.delivery from queen.consumer_groups g join queen.queues q on q.id = g.queue_id where q.name = 'policy' order by 1`)

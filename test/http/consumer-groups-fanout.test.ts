@@ -20,7 +20,7 @@ const depth = async (group?: string) =>
 /** One consumer: pops and acks until the group has seen everything and the queue answers 204. */
 async function consume(group: string, seen: Map<string, { consumer: number; m: Popped }[]>, consumer: number, sequence: Popped[]) {
   for (let empty = 0; empty < 3; ) {
-    const res = await pop(app, 'events', { consumerGroup: group, batch: 37, partitions: 2 })
+    const res = await pop(app, 'events', { consumerGroup: group, batch: 37, partitions: 2, subscriptionMode: 'all' })
     if (res.status === 204) {
       empty += (seen.get(group)?.length ?? 0) >= MESSAGES ? 1 : 0
       continue
@@ -60,7 +60,7 @@ describe('consumer groups fan out', () => {
     expect(await depth()).toMatchObject({ pending: 0 })
 
     // A fourth group that takes one message and stops: queue-level pending is its backlog.
-    const slow = await pop(app, 'events', { consumerGroup: 'slow', batch: 1 })
+    const slow = await pop(app, 'events', { consumerGroup: 'slow', batch: 1, subscriptionMode: 'all' })
     expect(slow.messages).toHaveLength(1)
     expect(await depth()).toMatchObject({ pending: MESSAGES, processing: 1 })
     expect(await depth('billing')).toMatchObject({ pending: 0 })

@@ -15,7 +15,7 @@ const B = { 'x-tenant': 'globex' }
 const push = (headers: Record<string, string>, n: number) =>
   app.json('POST', '/api/v1/push', { items: Array.from({ length: n }, (_, i) => ({ queue: 'shared', payload: i })) }, headers)
 const popAll = async (headers: Record<string, string>) =>
-  (await app.json('GET', '/api/v1/pop/queue/shared?consumerGroup=g&batch=100', undefined, headers)).body?.messages?.length ?? 0
+  (await app.json('GET', '/api/v1/pop/queue/shared?consumerGroup=g&subscriptionMode=all&batch=100', undefined, headers)).body?.messages?.length ?? 0
 
 describe('consumer groups across tenants', () => {
   it('lists, details, seeks and deletes only the caller tenant\'s groups', async () => {

@@ -17,7 +17,7 @@ const fill = (queue: string, n: number, partition = 'Default', from = 0) =>
 async function drain(queue: string, group: string) {
   const got: string[] = []
   for (;;) {
-    const res = await pop(app, queue, { consumerGroup: group, batch: 100, partitions: 10 })
+    const res = await pop(app, queue, { consumerGroup: group, batch: 100, partitions: 10, subscriptionMode: 'all' })
     if (res.status === 204) return got
     got.push(...res.messages.map((m) => `${m.partition}:${m.offset}`))
     await ack(app, acksOf(res.messages), group)
@@ -49,7 +49,7 @@ describe('listing and detail', () => {
   it('lists one entry per (group, queue) with lag, members and subscription, and details every partition', async () => {
     await fill('orders.eu', 3, 'a')
     await fill('orders.eu', 2, 'b')
-    const held = await pop(app, 'orders.eu', { consumerGroup: 'shipper', batch: 2 }, 'a')
+    const held = await pop(app, 'orders.eu', { consumerGroup: 'shipper', batch: 2, subscriptionMode: 'all' }, 'a')
     const list = (await app.json('GET', '/api/v1/consumer-groups')).body as Record<string, unknown>[]
     const entry = list.find((g) => g.name === 'shipper' && g.queueName === 'orders.eu')!
     expect(entry).toMatchObject({
@@ -74,7 +74,7 @@ describe('listing and detail', () => {
 
   it('reports lag by age: lagging entries worst first, and Stable / Lagging / Dead by the clock', async () => {
     await fill('aging', 4)
-    const got = await pop(app, 'aging', { consumerGroup: 'slowpoke', batch: 1 })
+    const got = await pop(app, 'aging', { consumerGroup: 'slowpoke', batch: 1, subscriptionMode: 'all' })
     await ack(app, acksOf(got.messages), 'slowpoke')
     const later = (s: number) => new Date(Date.now() + s * 1000)
     const state = async (s: number) =>
@@ -108,7 +108,7 @@ describe('seek', () => {
       `select s.created_at as created from queen.log_segments s where s.partition_id = $1 and s.base_offset = 2`, [mid[0]!.partition_id])
     // A consumer holding a lease across the seek loses it.
     await fill('replay', 1, 'Default', 5)
-    const holder = await pop(app, 'replay', { consumerGroup: 'r' })
+    const holder = await pop(app, 'replay', { consumerGroup: 'r', subscriptionMode: 'all' })
     expect(holder.messages.map((m) => m.offset)).toEqual([5])
 
     const res = await app.json('POST', '/api/v1/consumer-groups/r/queues/replay/seek', { timestamp: at!.created.toISOString() })
@@ -124,20 +124,20 @@ describe('seek', () => {
     await fill('skip', 3, 'b')
     expect(await drain('skip', 'z')).toHaveLength(6)
     // Empty wildcard pops let the caught-up check set the watermark.
-    await pop(app, 'skip', { consumerGroup: 'z' })
+    await pop(app, 'skip', { consumerGroup: 'z', subscriptionMode: 'all' })
     expect((await groupRow('skip', 'z'))!.caught).not.toBeNull()
     await fill('skip', 4, 'c')
     const res = await app.json('POST', '/api/v1/consumer-groups/z/queues/skip/seek', { toEnd: true })
     expect(res.body).toEqual({ success: true, consumerGroup: 'z', queueName: 'skip', seekToEnd: true, targetTimestamp: null, partitionsUpdated: 3 })
     expect((await groupRow('skip', 'z'))!.caught).toBeNull()
-    expect((await pop(app, 'skip', { consumerGroup: 'z', partitions: 10 })).status).toBe(204)
+    expect((await pop(app, 'skip', { consumerGroup: 'z', partitions: 10, subscriptionMode: 'all' })).status).toBe(204)
     await fill('skip', 1, 'c', 4)
     expect(await drain('skip', 'z')).toEqual(['c:4'])
 
     // A group that never popped is created at the end too, and its first pop keeps the seek.
     await app.json('POST', '/api/v1/consumer-groups/fresh/queues/skip/seek', { toEnd: true })
     expect(await groupRow('skip', 'fresh')).toMatchObject({ mode: null })
-    expect((await pop(app, 'skip', { consumerGroup: 'fresh', partitions: 10, delivery: 'conflate' })).status).toBe(204)
+    expect((await pop(app, 'skip', { consumerGroup: 'fresh', partitions: 10, delivery: 'conflate', subscriptionMode: 'all' })).status).toBe(204)
     // That first pop still fixes the subscription and the delivery it asks for.
     expect(await groupRow('skip', 'fresh')).toMatchObject({ mode: 'all', delivery: 'conflate' })
   })
@@ -166,7 +166,7 @@ describe('seek', () => {
       `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created from queen.log_segments
         where partition_id = $1 and base_offset = 2003`, [split[0]!.partition_id])
     await app.json('POST', '/api/v1/consumer-groups/t/queues/ties/seek', { timestamp: at!.created })
-    const first = await pop(app, 'ties', { consumerGroup: 't', batch: 1 })
+    const first = await pop(app, 'ties', { consumerGroup: 't', batch: 1, subscriptionMode: 'all' })
     expect(first.messages.map((m) => m.offset)).toEqual([3])
   })
 
@@ -252,14 +252,14 @@ describe('delivery policy route', () => {
     expect((await pop(app, 'quotes.fx', { consumerGroup: 'lv', subscriptionMode: 'new', delivery: 'all' })).status).toBe(204)
     expect(await groupRow('quotes.fx', 'lv')).toMatchObject({ mode: 'new', delivery: 'conflate' })
     await fill('quotes.fx', 3, 'Default', 3)
-    const got = await pop(app, 'quotes.fx', { consumerGroup: 'lv', batch: 10 })
+    const got = await pop(app, 'quotes.fx', { consumerGroup: 'lv', batch: 10, subscriptionMode: 'all' })
     expect(got.messages.map((m) => m.offset)).toEqual([5])
     await ack(app, acksOf(got.messages), 'lv')
 
     // Turned off later: every frame again.
     await app.json('POST', '/api/v1/consumer-groups/lv/queues/quotes.fx/delivery', { conflation: false })
     await fill('quotes.fx', 2, 'Default', 6)
-    expect((await pop(app, 'quotes.fx', { consumerGroup: 'lv', batch: 10 })).messages.map((m) => m.offset)).toEqual([6, 7])
+    expect((await pop(app, 'quotes.fx', { consumerGroup: 'lv', batch: 10, subscriptionMode: 'all' })).messages.map((m) => m.offset)).toEqual([6, 7])
     expect((await app.json('GET', '/api/v1/resources/queues/quotes.fx/depth?group=lv')).body).toMatchObject({ conflation: false })
   })
 
@@ -280,7 +280,7 @@ describe('admin writes racing consumers', () => {
     const statuses: number[] = []
     const consumer = async () => {
       for (let i = 0; i < 15; i++) {
-        const res = await app.json('GET', '/api/v1/pop/queue/race?consumerGroup=rg&batch=5&partitions=2')
+        const res = await app.json('GET', '/api/v1/pop/queue/race?consumerGroup=rg&subscriptionMode=all&batch=5&partitions=2')
         statuses.push(res.status)
         if (res.status === 200) {
           const acked = await app.json('POST', '/api/v1/ack/batch', { acknowledgments: acksOf(res.body.messages), consumerGroup: 'rg' })

@@ -147,12 +147,12 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/dlq', () => {
     expect(row).toMatchObject({ transactionId: 'dl-head-0', consumerGroup: '__QUEUE_MODE__', errorMessage: 'Manually moved to DLQ', data: { i: 0 } })
     expect(offsets((await pop(app, 'dl-head', { batch: 10, wait: false })).messages)).toEqual([1, 2])
     // Another group still gets it: the move is per group.
-    expect(offsets((await pop(app, 'dl-head', { batch: 10, wait: false, consumerGroup: 'other' })).messages)).toEqual([0, 1, 2])
+    expect(offsets((await pop(app, 'dl-head', { batch: 10, wait: false, consumerGroup: 'other', subscriptionMode: 'all' })).messages)).toEqual([0, 1, 2])
   })
 
   it('takes the group and the reason from the body, and refuses a second move and an unregistered group', async () => {
     const [pushed] = await push(app, [{ queue: 'dl-body', partition: 'p', payload: 1, transactionId: 'dl-body-0' }])
-    await pop(app, 'dl-body', { wait: false, consumerGroup: 'g' })
+    await pop(app, 'dl-body', { wait: false, consumerGroup: 'g', subscriptionMode: 'all' })
     const path = `/api/v1/messages/${pushed!.partition_id}/dl-body-0/dlq`
     expect(await post(path, { consumerGroup: 'g', error: 'poison' })).toMatchObject({ status: 200, body: { consumerGroup: 'g' } })
     expect((await dlqOf('dl-body'))[0]).toMatchObject({ consumerGroup: 'g', errorMessage: 'poison' })

@@ -72,8 +72,8 @@ describe('GET /api/v1/messages', () => {
 
   it('shows bus groups: who consumed a message and how many groups read the partition', async () => {
     await push(app, [{ queue: 'bus', payload: 1 }])
-    const g1 = await pop(app, 'bus', { consumerGroup: 'g1' })
-    await pop(app, 'bus', { consumerGroup: 'g2' })
+    const g1 = await pop(app, 'bus', { consumerGroup: 'g1', subscriptionMode: 'all' })
+    await pop(app, 'bus', { consumerGroup: 'g2', subscriptionMode: 'all' })
     await ack(app, acksOf(g1.messages), 'g1')
     const [m] = (await list({ queue: 'bus' })).body.messages
     expect(m).toMatchObject({ busStatus: { consumedBy: 1, totalGroups: 2 }, status: 'processing', queueStatus: null })

@@ -40,9 +40,9 @@ describe('GET /metrics', () => {
       await own.json('POST', '/api/v1/configure', { queue: 'm-count', options: { retryLimit: 0 } })
       await push(own, [{ queue: 'm-count', transactionId: 'a', payload: 1 }, { queue: 'm-count', transactionId: 'b', payload: 2 }])
       await push(own, [{ queue: 'm-count', transactionId: 'a', payload: 1 }])
-      const first = await pop(own, 'm-count')
+      const first = await pop(own, 'm-count', { batch: 1 })
       await ack(own, acksOf(first.messages))
-      const second = await pop(own, 'm-count')
+      const second = await pop(own, 'm-count', { batch: 1 })
       await ack(own, acksOf(second.messages, 'failed', { error: 'boom' }))
       expect((await pop(own, 'm-count')).status).toBe(204)
       await ack(own, [{ transactionId: 'nope', partitionId: first.messages[0]!.partitionId }])
@@ -146,7 +146,7 @@ describe('GET /metrics/prometheus', () => {
 
   it('exposes per-queue cluster series from the stats table and the watermarks', async () => {
     await push(app, [1, 2, 3].map((n) => ({ queue: 'm-cluster', partition: `p${n}`, payload: n })))
-    await pop(app, 'm-cluster', { consumerGroup: 'audit' }, 'p1')
+    await pop(app, 'm-cluster', { consumerGroup: 'audit', subscriptionMode: 'all' }, 'p1')
     await app.json('POST', '/api/v1/system/maintenance/pop', { enabled: true })
     await app.json('POST', '/api/v1/stats/refresh')
     const own = await testApp({ database: app.database })

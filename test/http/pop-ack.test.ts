@@ -56,7 +56,7 @@ describe('pop', () => {
     const other = await pop(app, 'leased', { batch: 10 })
     expect(other.messages.map((m) => m.partition)).toEqual(['b', 'b', 'b'])
     expect((await pop(app, 'leased', { batch: 10 })).status).toBe(204)
-    const group = await pop(app, 'leased', { batch: 10, consumerGroup: 'analytics' }, 'a')
+    const group = await pop(app, 'leased', { batch: 10, consumerGroup: 'analytics', subscriptionMode: 'all' }, 'a')
     expect(group.messages.map((m) => m.offset)).toEqual([0, 1, 2])
   })
 
@@ -115,7 +115,7 @@ describe('pop', () => {
     expect(seen.messages.map((m) => m.offset)).toEqual([0, 1])
     expect((await pop(app, 'fanout', { batch: 10, consumerGroup: 'g-new', subscriptionMode: 'new-only' })).status).toBe(204)
     await push(app, [{ queue: 'fanout', payload: 'later' }])
-    expect((await pop(app, 'fanout', { batch: 10, consumerGroup: 'g-new' })).messages.map((m) => m.offset)).toEqual([2])
+    expect((await pop(app, 'fanout', { batch: 10, consumerGroup: 'g-new', subscriptionMode: 'all' })).messages.map((m) => m.offset)).toEqual([2])
     expect((await pop(app, 'fanout', { batch: 10 })).messages.map((m) => m.offset)).toEqual([0, 1, 2])
   })
 
@@ -262,7 +262,7 @@ describe('ack', () => {
 
   it('applies a top-level consumerGroup to every item of a batch', async () => {
     await fill('groupAck', 1)
-    const { messages } = await pop(app, 'groupAck', { consumerGroup: 'workers' })
+    const { messages } = await pop(app, 'groupAck', { consumerGroup: 'workers', subscriptionMode: 'all' })
     const res = await ack(app, acksOf(messages, 'completed', { consumerGroup: 'ignored' }), 'workers')
     expect(res[0]).toMatchObject({ success: true, leaseReleased: true })
     expect(await cursor('groupAck', 'workers')).toMatchObject({ committed: 1 })
@@ -367,7 +367,8 @@ describe('gap tolerance', () => {
 
 describe('subscription defaults', () => {
   it('starts a named group by DEFAULT_SUBSCRIPTION_MODE and subscriptionFrom=now at the head; queue mode ignores both', async () => {
-    const fresh = await testApp({ database: app.database, env: { DEFAULT_SUBSCRIPTION_MODE: 'new' } })
+    // No configuration: a named group starts at the tail by default, as in Queen since 1.0.
+    const fresh = await testApp({ database: app.database })
     try {
       await fill('defaults', 2)
       expect((await pop(fresh, 'defaults', { consumerGroup: 'by-default' })).status).toBe(204)

@@ -29,7 +29,7 @@ async function consume(queue: string, claims: number, params: Record<string, str
   const order: string[] = []
   const consumer = async () => {
     while (order.length < claims) {
-      const { messages } = await pop(app, queue, { batch: 1, ...params })
+      const { messages } = await pop(app, queue, { batch: 1, ...(params.consumerGroup !== undefined ? { subscriptionMode: 'all' } : {}), ...params })
       if (messages.length === 0) continue
       order.push(messages[0]!.partition)
       await ack(app, acksOf(messages), group)

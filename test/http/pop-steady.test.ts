@@ -24,23 +24,23 @@ async function queueXmax(queue: string): Promise<string> {
 describe('a steady-state pop', () => {
   it('locks and writes nothing when it finds nothing, and holds its queue row once it claims', async () => {
     await push(app, [{ queue: 'steady-empty', payload: 'one' }])
-    const first = await pop(app, 'steady-empty', { consumerGroup: 'g', batch: 10 })
+    const first = await pop(app, 'steady-empty', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })
     expect(first.messages.map((m) => m.data)).toEqual(['one'])
     await ack(app, acksOf(first.messages), 'g')
 
     const idle = await queueXmax('steady-empty')
-    expect((await pop(app, 'steady-empty', { consumerGroup: 'g', batch: 10 })).status).toBe(204)
+    expect((await pop(app, 'steady-empty', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })).status).toBe(204)
     expect(await queueXmax('steady-empty')).toBe(idle)
 
     await push(app, [{ queue: 'steady-empty', payload: 'two' }])
     const pushed = await queueXmax('steady-empty')
-    expect((await pop(app, 'steady-empty', { consumerGroup: 'g', batch: 10 })).messages.map((m) => m.data)).toEqual(['two'])
+    expect((await pop(app, 'steady-empty', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })).messages.map((m) => m.data)).toEqual(['two'])
     expect(await queueXmax('steady-empty')).not.toBe(pushed)
   })
 
   it('starts again when its queue is deleted before it may hold the row, answering as a pop after the delete', async () => {
     await push(app, [{ queue: 'steady-gone', payload: 'old' }])
-    const warm = await pop(app, 'steady-gone', { consumerGroup: 'g', batch: 1 })
+    const warm = await pop(app, 'steady-gone', { consumerGroup: 'g', batch: 1, subscriptionMode: 'all' })
     await ack(app, acksOf(warm.messages), 'g')
     await push(app, [{ queue: 'steady-gone', payload: 'doomed' }])
     // The delete holds the queue row until it commits; the pop's walk still sees 'doomed' ready,
@@ -50,7 +50,7 @@ describe('a steady-state pop', () => {
     try {
       await deleter.query('begin')
       await deleter.query(`select queen.delete_queue_v1('', 'steady-gone')`)
-      const popping = pop(app, 'steady-gone', { consumerGroup: 'g', batch: 10 })
+      const popping = pop(app, 'steady-gone', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })
       for (let waited = 0; ; waited += 20) {
         const [row] = await app.database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_pop_v1%'`)
         if (row!.n > 0) break
@@ -68,6 +68,6 @@ describe('a steady-state pop', () => {
        where q.tenant_id = '' and q.name = 'steady-gone' and g.consumer_group = 'g'`)
     expect(group).toEqual({ mode: 'all' })
     await push(app, [{ queue: 'steady-gone', payload: 'new' }])
-    expect((await pop(app, 'steady-gone', { consumerGroup: 'g', batch: 10 })).messages.map((m) => m.data)).toEqual(['new'])
+    expect((await pop(app, 'steady-gone', { consumerGroup: 'g', batch: 10, subscriptionMode: 'all' })).messages.map((m) => m.data)).toEqual(['new'])
   })
 })

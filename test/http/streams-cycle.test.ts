@@ -18,7 +18,7 @@ afterAll(() => app.close())
 const upsert = (key: string, value: unknown) => ({ type: 'upsert', key, value })
 const pushN = (queue: string, n: number, partition = 'p') =>
   push(app, Array.from({ length: n }, (_, i) => ({ queue, partition, payload: { n: i }, transactionId: `${queue}-${i}` })))
-const sinkData = async (queue: string) => (await pop(app, queue, { batch: 1000, consumerGroup: 'check', wait: false })).messages.map((m) => m.data)
+const sinkData = async (queue: string) => (await pop(app, queue, { batch: 1000, consumerGroup: 'check', wait: false, subscriptionMode: 'all' })).messages.map((m) => m.data)
 const cursor = async (partitionId: string, group: string) =>
   (
     await app.database.sql<{ committed_offset: number; lease_id: string | null; total_consumed: number }>(

@@ -20,7 +20,7 @@ const del = (key: string) => ({ type: 'delete', key })
 const W = 'tumb:1000\u001f2026-01-01T00:00:00.000Z\u001fk'
 /** Window W's state row after folding to `acc`: ripe once the flush's instant passes its end. */
 const win = (acc: number) => ({ acc, windowStart: Date.parse('2026-01-01T00:00:00Z'), windowEnd: Date.parse('2026-01-01T00:00:01Z') })
-const sinkData = async (queue: string) => (await pop(app, queue, { batch: 1000, consumerGroup: 'check', wait: false })).messages.map((m) => m.data)
+const sinkData = async (queue: string) => (await pop(app, queue, { batch: 1000, consumerGroup: 'check', wait: false, subscriptionMode: 'all' })).messages.map((m) => m.data)
 const expireLeases = (partitionId: string) =>
   app.database.sql(`update queen.log_consumers set lease_expires_at = now() - interval '1 second' where partition_id = $1`, [partitionId])
 

@@ -31,7 +31,7 @@ async function feed(queue: string) {
 async function sinkWindows(queue: string): Promise<WindowRow[]> {
   const rows: WindowRow[] = []
   for (;;) {
-    const res = await app.json('GET', `/api/v1/pop/queue/${queue}?batch=1000&partitions=100&consumerGroup=verify&wait=false`)
+    const res = await app.json('GET', `/api/v1/pop/queue/${queue}?batch=1000&partitions=100&consumerGroup=verify&subscriptionMode=all&wait=false`)
     if (res.status === 204) return rows
     rows.push(...res.body.messages.map((m: { data: WindowRow }) => m.data))
   }

@@ -156,18 +156,18 @@ describe('subscription modes', () => {
 describe('discovery pop with groups', () => {
   it('finds a push-only queue by its derived namespace and subscribes the group per matching queue', async () => {
     await push(app, [{ queue: 'crm.contacts.v1', payload: 'c0' }, { queue: 'crm.deals', payload: 'd0' }, { queue: 'erp.deals', payload: 'e0' }])
-    const byNamespace = await app.json('GET', '/api/v1/pop?namespace=crm&consumerGroup=sync&batch=10&partitions=10')
+    const byNamespace = await app.json('GET', '/api/v1/pop?namespace=crm&consumerGroup=sync&subscriptionMode=all&batch=10&partitions=10')
     expect(byNamespace.status).toBe(200)
     expect(byNamespace.body.messages.map((m: { data: string }) => m.data).sort()).toEqual(['c0', 'd0'])
     const registered = await app.database.sql<{ name: string }>(
       `select q.name from queen.consumer_groups g join queen.queues q on q.id = g.queue_id where g.consumer_group = 'sync' order by 1`)
     expect(registered.map((r) => r.name)).toEqual(['crm.contacts.v1', 'crm.deals'])
     // Task only (D17), with another group: both deals queues, across namespaces.
-    const byTask = await app.json('GET', '/api/v1/pop?task=deals&consumerGroup=report&batch=10&partitions=10')
+    const byTask = await app.json('GET', '/api/v1/pop?task=deals&consumerGroup=report&subscriptionMode=all&batch=10&partitions=10')
     expect(byTask.body.messages.map((m: { data: string }) => m.data).sort()).toEqual(['d0', 'e0'])
     // The same lease and ack semantics as the queue routes.
     const results = await ack(app, acksOf(byTask.body.messages), 'report')
     expect(results.every((r) => r.success && r.leaseReleased)).toBe(true)
-    expect((await app.request('/api/v1/pop?task=deals&consumerGroup=report&partitions=10')).status).toBe(204)
+    expect((await app.request('/api/v1/pop?task=deals&consumerGroup=report&subscriptionMode=all&partitions=10')).status).toBe(204)
   })
 })

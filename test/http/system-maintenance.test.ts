@@ -67,7 +67,7 @@ describe('push maintenance', () => {
     await push(one, [{ queue: 'mnt-work', payload: 'a' }, { queue: 'mnt-work', payload: 'b' }])
     await one.json('POST', '/api/v1/system/maintenance', { enabled: true })
 
-    const first = await pop(two, 'mnt-work')
+    const first = await pop(two, 'mnt-work', { batch: 1 })
     expect(first.messages).toHaveLength(1)
     expect((await ack(two, acksOf(first.messages)))[0]).toMatchObject({ success: true })
 

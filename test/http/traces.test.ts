@@ -201,7 +201,7 @@ describe('worker_id', () => {
 
   it('follows the named group whose lease it is', async () => {
     const key = await message('worker.bus', 'b-1')
-    const { leaseId } = await pop(app, 'worker.bus', { consumerGroup: 'billing' })
+    const { leaseId } = await pop(app, 'worker.bus', { consumerGroup: 'billing', subscriptionMode: 'all' })
     await created({ ...key, data: 1, consumerGroup: 'billing' })
     await created({ ...key, data: 2 })
     expect((await list(key)).body.traces.map((t: { worker_id: string | null }) => t.worker_id)).toEqual([leaseId, null])

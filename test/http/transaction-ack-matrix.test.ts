@@ -30,7 +30,7 @@ describe('POST /api/v1/transaction: an ack that names no lease, the lease in req
       expect(res.status).toBe(200)
     }
     await push(app, [{ queue: `${name}.in`, payload: { n: 1 } }])
-    const popParams = { wait: false, ...(group ? { consumerGroup: group } : {}) }
+    const popParams = { wait: false, ...(group ? { consumerGroup: group, subscriptionMode: 'all' } : {}) }
     const first = await pop(app, `${name}.in`, popParams)
     const m = first.messages[0]!
 

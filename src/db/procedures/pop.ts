@@ -18,7 +18,22 @@ export interface PopRequestArg {
   /** A named group's delivery policy at first contact; absent means 'all'. */
   delivery?: 'all' | 'conflate'
   maxBytes: number
+  /** Seconds this claim's lease lasts instead of the queue's leaseTime. */
+  leaseSeconds?: number
+  /** The knobs left to the broker (docs/pop-autopilot.md); `apply: false` only reports its choice. */
+  autopilot?: { batch: boolean; partitions: boolean; waiters: number; apply: boolean }
+  /** Present when the request declared conflation: the answer then says the group's policy even when empty. */
+  conflationAsked?: true
 }
+
+/** What autopilot chose for one pop, with the signals it chose from. */
+export const popAutopilot = z.object({
+  partitions: z.number().int(),
+  batch: z.number().int(),
+  ready: z.number().int(),
+  backlog: z.number(),
+  applied: z.boolean(),
+})
 
 const popResult = z
   .object({
@@ -32,11 +47,16 @@ const popResult = z
     partitionId: z.string().nullable().optional(),
     windowBufferActive: z.boolean(),
     paused: z.boolean(),
+    conflation: z.boolean().nullish(),
+    autopilot: popAutopilot.nullish(),
   })
   .transform(({ claims, ...rest }) => ({
     ...rest,
     messages: claims.flatMap((claim) => claimMessages(claim, rest.leaseId ?? '', rest.consumerGroup)),
   }))
+
+/** A pop's answer, its claims expanded into messages. */
+export type PopResult = z.output<typeof popResult>
 
 export const popFamily = defineFamily({
   /** Leases up to `batch` messages from up to `partitions` partitions under one lease id. */
