@@ -35,11 +35,11 @@ function refusePathNamed(body: Record<string, unknown>): void {
   if (named.length > 0) throw new HttpError(400, 'kv_bad_request', `The path names the operation, namespace and key; the body may not (${named.join(', ')})`)
 }
 
-/** One operation through the batch procedure, its result without the batch's index. */
+/** One operation through the batch procedure, its result without the batch's index and op. */
 async function single(c: Context<AppEnv>, op: Record<string, unknown>): Promise<Record<string, unknown>> {
   const answer = await c.get('db').call('kv_apply_v1', { ops: [op], limits: KV_LIMITS })
   if (!Array.isArray(answer.results)) return answer
-  const { index: _index, ...result } = answer.results[0] as Record<string, unknown>
+  const { index: _index, op: _op, ...result } = answer.results[0] as Record<string, unknown>
   return result
 }
 

@@ -99,7 +99,13 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   // A queue-wide pop parks as one of its group's, woken only as far as a push's messages go.
   const group = scope.partition === undefined ? request.group : undefined
   const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal, group) : sleepOnly(ms, signal))
-  const check = () => c.get('db').call('log_pop_v1', { request })
+  // Where the timer lane runs only once a minute (Workers), a queue's pop fires its due timers
+  // first, so a consumer waiting on the queue sees a timer at its time (docs/timers.md).
+  const fireTimers = c.get('config').TIMERS_FIRE_ON_POP && scope.queue !== undefined
+  const check = async () => {
+    if (fireTimers) await c.get('db').call('timers_fire_queue_v1', { queue: scope.queue!, limit: request.batch })
+    return c.get('db').call('log_pop_v1', { request })
+  }
 
   let result = await check()
   if (result.messages.length > 0) return answer(c, result, request.group)
