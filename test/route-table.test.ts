@@ -65,6 +65,8 @@ GET /api/v1/analytics/system-metrics | A | none
 GET /api/v1/analytics/worker-metrics | A | none
 GET /api/v1/analytics/queue-parked-replicas | A | none
 GET /api/v1/analytics/postgres-stats | A | none
+GET /api/v1/system/kv-timers | A | none
+POST /api/v1/system/kv-timers | A | required | broker
 GET /api/v1/system/maintenance | A | none
 POST /api/v1/system/maintenance | A | required | broker
 GET /api/v1/system/maintenance/pop | A | none

@@ -42,5 +42,7 @@ create table if not exists queen.timers (
 create index if not exists timers_due on queen.timers (deliver_at);
 
 insert into queen.maintenance_leases (name) values ('kv_timers') on conflict (name) do nothing;
-insert into queen.system_state (key, value) values ('kv_disabled', 'false'), ('timers_disabled', 'false')
+-- The operator's kill switches (GET/POST /api/v1/system/kv-timers): every one is born on.
+insert into queen.system_state (key, value)
+values ('kv_enabled', 'true'), ('timers_schedule_enabled', 'true'), ('timers_fire_enabled', 'true')
 on conflict (key) do nothing;

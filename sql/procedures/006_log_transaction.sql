@@ -83,10 +83,10 @@ begin
     raise exception using errcode = 'QMMNT', message = 'push maintenance is on';
   end if;
 
-  if jsonb_array_length(coalesce(p_kv, '[]')) > 0 and (select value from system_state where key = 'kv_disabled') = 'true'::jsonb then
+  if jsonb_array_length(coalesce(p_kv, '[]')) > 0 and (select value from system_state where key = 'kv_enabled') = 'false'::jsonb then
     raise exception using errcode = 'QMKVX', message = 'kv_disabled';
   end if;
-  if jsonb_array_length(coalesce(p_timers, '[]')) > 0 and (select value from system_state where key = 'timers_disabled') = 'true'::jsonb then
+  if jsonb_array_length(coalesce(p_timers, '[]')) > 0 and (select value from system_state where key = 'timers_schedule_enabled') = 'false'::jsonb then
     raise exception using errcode = 'QMTDX', message = 'timers_disabled';
   end if;
 

@@ -404,7 +404,7 @@ as $$
 declare
   v_detail text;
 begin
-  if (select value from system_state where key = 'kv_disabled') = 'true'::jsonb then
+  if (select value from system_state where key = 'kv_enabled') = 'false'::jsonb then
     raise exception using errcode = 'QMKVD', message = 'kv_disabled';
   end if;
   begin

@@ -82,7 +82,7 @@ language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 begin
-  if (select value from system_state where key = 'timers_disabled') = 'true'::jsonb then
+  if (select value from system_state where key = 'timers_schedule_enabled') = 'false'::jsonb then
     raise exception using errcode = 'QMTDS', message = 'timers_disabled';
   end if;
   return jsonb_build_object('results', _timers_apply(p_tenant, p_ops, p_horizon_ms, p_now));
@@ -174,6 +174,10 @@ declare
   v_taken integer := 0;
   v_queues jsonb := '[]'::jsonb;
 begin
+  -- Only an operator stops the fire (the switch below); nothing else does.
+  if (select value from system_state where key = 'timers_fire_enabled') = 'false'::jsonb then
+    return jsonb_build_object('processed', 0, 'next', null, 'queues', '[]'::jsonb);
+  end if;
   for v_row in select * from timers
                 where deliver_at <= v_now and attempts < 5
                   and (p_tenant is null or tenant_id = p_tenant) and (p_queue is null or queue = p_queue)
@@ -220,4 +224,35 @@ language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select _timers_fire(p_tenant, p_queue, p_limit, p_now)
+$$;
+
+-- kv_timers_switches_v1: GET /api/v1/system/kv-timers: the three kill switches, each on unless an
+-- operator turned it off (a missing row reads as on).
+create or replace function queen.kv_timers_switches_v1()
+returns jsonb
+language sql stable
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object(
+    'kvEnabled', coalesce((select value <> 'false'::jsonb from system_state where key = 'kv_enabled'), true),
+    'timersScheduleEnabled', coalesce((select value <> 'false'::jsonb from system_state where key = 'timers_schedule_enabled'), true),
+    'timersFireEnabled', coalesce((select value <> 'false'::jsonb from system_state where key = 'timers_fire_enabled'), true))
+$$;
+
+-- kv_timers_switches_set_v1: POST /api/v1/system/kv-timers: sets the switches given (null leaves
+-- one as it is) for every replica and isolate, from their next call. Returns the three as they now are.
+create or replace function queen.kv_timers_switches_set_v1(p_kv boolean default null, p_timers_schedule boolean default null,
+                                                           p_timers_fire boolean default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  insert into system_state (key, value, updated_at)
+  select k, to_jsonb(v), clock_timestamp()
+    from (values ('kv_enabled', p_kv), ('timers_schedule_enabled', p_timers_schedule), ('timers_fire_enabled', p_timers_fire)) s(k, v)
+   where v is not null
+  on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at;
+  return kv_timers_switches_v1();
+end
 $$;

@@ -28,7 +28,17 @@ const fired = z.object({
   queues: z.array(z.object({ tenant: z.string(), queue: z.string() })),
 })
 
+const switches = z.object({ kvEnabled: z.boolean(), timersScheduleEnabled: z.boolean(), timersFireEnabled: z.boolean() })
+
 export const timersFamily = defineFamily({
+  /** The operator's kill switches for the key/value store, timer scheduling and the timer fire. */
+  kv_timers_switches_v1: brokerWide<Record<string, never>>({}).returns(switches),
+  /** Sets the switches given, broker-wide; answers all three as they now are. */
+  kv_timers_switches_set_v1: brokerWide<{ kv?: boolean | null; timersSchedule?: boolean | null; timersFire?: boolean | null }>({
+    kv: 'boolean',
+    timersSchedule: 'boolean',
+    timersFire: 'boolean',
+  }).returns(switches),
   /** Schedules, reschedules and cancels in order; refused while timers are switched off. */
   timers_apply_v1: tenantScoped<{ tenant: string; ops: TimerOpArg[]; horizonMs: number; now?: Date }>({
     tenant: 'text',
