@@ -10,6 +10,9 @@ export const kvTimers: Lane = {
   intervalMs: (config) => config.KV_TIMERS_INTERVAL_MS,
   defaultLimit: 1000,
   quiet: true,
+  // Its steps are short (at most 1000 rows each); a replica that dies holding the lease delays the
+  // fire by at most this long.
+  leaseSeconds: 3,
   step: async (db, { limit, now, popWaker }) => {
     const fired = await db.call('timers_fire_step_v1', { limit, now })
     if (popWaker && fired.queues.length > 0) popWaker.notify(fired.queues.map((q) => wakeKey(q.tenant, q.queue)))

@@ -34,4 +34,9 @@ export interface Lane {
   step?: (db: Database, args: StepArgs) => Promise<StepResult>
   /** Log only runs that did something: a lane that runs several times a second would flood the log. */
   quiet?: true
+  /**
+   * The lease TTL when not LANE_LEASE_SECONDS: a lane whose lateness users see (the timer fire)
+   * cannot wait minutes for the lease of a replica that died holding it.
+   */
+  leaseSeconds?: number
 }

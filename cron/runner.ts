@@ -46,7 +46,7 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
   const key = `${options.database ?? 'default'}:${lane.name}`
 
   const token = crypto.randomUUID()
-  const ttl = `${options.config.LANE_LEASE_SECONDS} seconds`
+  const ttl = `${lane.leaseSeconds ?? options.config.LANE_LEASE_SECONDS} seconds`
   const progress = await db.call('lane_claim_v1', {
     lane: lane.name,
     token,

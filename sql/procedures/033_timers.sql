@@ -154,10 +154,12 @@ as $$
 $$;
 
 -- _timers_fire: pushes the due timers (deliver_at <= now) of one tenant's queue, or of every
--- tenant and queue when both are null, at most p_limit of them. Each timer is deleted and its
--- message pushed in one subtransaction: a push that fails (an encryption flag changed since the
--- schedule, say) keeps the row, counts an attempt and backs off exponentially; after five attempts
--- the row stays with its last error and waits for a cancel or a reschedule.
+-- tenant and queue when both are null, at most p_limit of them. Each tenant's due timers are
+-- deleted and pushed as one batch in one subtransaction (a push per timer could not keep up with a
+-- few hundred timers a second); when that batch fails, its timers are retried one by one, and a
+-- timer whose own push fails (an encryption flag changed since the schedule, say) keeps its row,
+-- counts an attempt and backs off exponentially; after five attempts the row stays with its last
+-- error and waits for a cancel or a reschedule.
 -- Returns {processed, next, queues:[{tenant, queue}]}: the queues that received a message.
 -- Concurrency: rows are taken FOR UPDATE SKIP LOCKED, so concurrent firers share the work and
 -- never push a timer twice; timers are locked before partitions, the order transactions use.
@@ -168,43 +170,73 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_rows timers[];
   v_row timers;
+  v_tenant text;
+  v_items jsonb;
   v_item jsonb;
   v_fired integer := 0;
-  v_taken integer := 0;
   v_queues jsonb := '[]'::jsonb;
 begin
   -- Only an operator stops the fire (the switch below); nothing else does.
   if (select value from system_state where key = 'timers_fire_enabled') = 'false'::jsonb then
     return jsonb_build_object('processed', 0, 'next', null, 'queues', '[]'::jsonb);
   end if;
-  for v_row in select * from timers
-                where deliver_at <= v_now and attempts < 5
-                  and (p_tenant is null or tenant_id = p_tenant) and (p_queue is null or queue = p_queue)
-                order by deliver_at
-                limit greatest(p_limit, 1)
-                for update skip locked loop
-    v_taken := v_taken + 1;
-    v_item := jsonb_build_object('index', 0, 'queue', v_row.queue, 'partition', v_row.partition,
-                                 'transactionId', v_row.txn, 'data', v_row.data)
-              || case when v_row.enc then jsonb_build_object('enc', true) else '{}'::jsonb end
-              || case when v_row.producer_sub is not null then jsonb_build_object('producerSub', v_row.producer_sub) else '{}'::jsonb end;
+  select coalesce(array_agg(x.t order by (x.t).deliver_at), '{}'::timers[]) into v_rows
+    from (select t from timers t
+           where t.deliver_at <= v_now and t.attempts < 5
+             and (p_tenant is null or t.tenant_id = p_tenant) and (p_queue is null or t.queue = p_queue)
+           order by t.deliver_at
+           limit greatest(p_limit, 1)
+           for update skip locked) x;
+
+  for v_tenant in select distinct r.tenant_id from unnest(v_rows) r loop
+    -- Distinct indexes: the push orders a partition's items by them (here, by deliver_at).
+    select jsonb_agg(_timers_item(x.r) || jsonb_build_object('index', x.n - 1) order by x.n) into v_items
+      from (select r, row_number() over (order by r.deliver_at, r.queue, r.timer_key) as n
+              from unnest(v_rows) r where r.tenant_id = v_tenant) x;
     begin
-      delete from timers where tenant_id = v_row.tenant_id and queue = v_row.queue and timer_key = v_row.timer_key;
-      perform _log_create_targets(v_row.tenant_id, jsonb_build_array(v_item));
-      perform _log_push(v_row.tenant_id, jsonb_build_array(v_item), p_now);
-      v_fired := v_fired + 1;
-      if not v_queues @> jsonb_build_array(jsonb_build_object('tenant', v_row.tenant_id, 'queue', v_row.queue)) then
-        v_queues := v_queues || jsonb_build_object('tenant', v_row.tenant_id, 'queue', v_row.queue);
-      end if;
+      delete from timers t using unnest(v_rows) r
+       where r.tenant_id = v_tenant and t.tenant_id = r.tenant_id and t.queue = r.queue and t.timer_key = r.timer_key;
+      perform _log_create_targets(v_tenant, v_items);
+      perform _log_push(v_tenant, v_items, p_now);
+      v_fired := v_fired + jsonb_array_length(v_items);
     exception when others then
-      update timers set attempts = attempts + 1, last_error = sqlerrm,
-                        deliver_at = v_now + make_interval(secs => least(power(2, attempts + 1), 300))
-       where tenant_id = v_row.tenant_id and queue = v_row.queue and timer_key = v_row.timer_key;
+      -- One timer can spoil a batch: retry this tenant's one by one, so only that one backs off.
+      for v_row in select * from unnest(v_rows) r where r.tenant_id = v_tenant loop
+        v_item := _timers_item(v_row);
+        begin
+          delete from timers where tenant_id = v_row.tenant_id and queue = v_row.queue and timer_key = v_row.timer_key;
+          perform _log_create_targets(v_tenant, jsonb_build_array(v_item));
+          perform _log_push(v_tenant, jsonb_build_array(v_item), p_now);
+          v_fired := v_fired + 1;
+        exception when others then
+          update timers set attempts = attempts + 1, last_error = sqlerrm,
+                            deliver_at = v_now + make_interval(secs => least(power(2, attempts + 1), 300))
+           where tenant_id = v_row.tenant_id and queue = v_row.queue and timer_key = v_row.timer_key;
+        end;
+      end loop;
     end;
   end loop;
-  return jsonb_build_object('processed', v_fired, 'next', case when v_taken >= greatest(p_limit, 1) then 'more' end, 'queues', v_queues);
+  select coalesce(jsonb_agg(distinct jsonb_build_object('tenant', r.tenant_id, 'queue', r.queue)), '[]'::jsonb) into v_queues
+    from unnest(v_rows) r
+   where not exists (select 1 from timers t where t.tenant_id = r.tenant_id and t.queue = r.queue and t.timer_key = r.timer_key);
+  return jsonb_build_object('processed', v_fired, 'next', case when cardinality(v_rows) >= greatest(p_limit, 1) then 'more' end,
+                            'queues', v_queues);
 end
+$$;
+
+-- _timers_item: a timer as the push item its fire writes: its txn as the transaction id, the body
+-- as stored at schedule (encrypted when enc), and the producer of the schedule.
+create or replace function queen._timers_item(p_row queen.timers)
+returns jsonb
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object('index', 0, 'queue', p_row.queue, 'partition', p_row.partition,
+                            'transactionId', p_row.txn, 'data', p_row.data)
+         || case when p_row.enc then jsonb_build_object('enc', true) else '{}'::jsonb end
+         || case when p_row.producer_sub is not null then jsonb_build_object('producerSub', p_row.producer_sub) else '{}'::jsonb end
 $$;
 
 -- timers_fire_step_v1: one bounded step of the kv_timers lane: fires due timers of every tenant.

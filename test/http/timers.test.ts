@@ -141,6 +141,19 @@ describe('the fire', () => {
     expect((await pop(app, 'tm.secret')).messages.map((m) => m.data)).toEqual([{ card: '4242' }])
   })
 
+  it('fires the rest of a batch when one timer cannot be pushed, and backs that one off with its error', async () => {
+    await schedule({ queue: 'tm.flip', timerKey: 'f', delayMs: 0, txn: 'flip-1' })
+    await schedule({ queue: 'tm.fine', timerKey: 'g', delayMs: 0, txn: 'fine-1' })
+    // Another broker turns encryption on after the schedule: this timer's cleartext body no longer fits.
+    await configureQueue(app, 'tm.flip', { encryption_enabled: true })
+    await fireAll()
+    expect((await pop(app, 'tm.fine')).messages.map((m) => m.transactionId)).toEqual(['fine-1'])
+    const held = (await app.json('GET', '/api/v1/timers/tm.flip/f')).body
+    expect(held).toMatchObject({ found: true, attempts: 1, lastError: expect.stringMatching(/encryption/) })
+    expect(Date.parse(held.deliverAt)).toBeGreaterThan(Date.now())
+    expect((await app.json('DELETE', '/api/v1/timers/tm.flip/f')).body.status).toBe('cancelled')
+  })
+
   it('wakes a pop parked on the queue when the lane fires a timer', async () => {
     const parked = pop(app, 'tm.wake', { wait: true, timeout: 20_000 })
     await schedule({ queue: 'tm.wake', timerKey: 'w', delayMs: 200, txn: 'wake-1', payload: b64('ring') })
