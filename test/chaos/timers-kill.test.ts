@@ -18,6 +18,8 @@ let database: TestDatabase
 let broker: Broker
 beforeAll(async () => {
   database = await freshDatabase()
+  // A 3 s lease: a batch whose pop answer a kill cut is redelivered within the test.
+  for (let q = 0; q < QUEUES; q++) await database.sql(`insert into queen.queues (tenant_id, name, lease_time) values ('', $1, 3)`, [`chaos-timer-${q}`])
   broker = await startBroker(database.url)
 })
 afterAll(async () => {
