@@ -207,7 +207,7 @@ begin
         perform _kv_expiry(v_i, v_op, v_now);
       end if;
       if v_op ? 'expect' and (jsonb_typeof(v_op->'expect') <> 'number' or (v_op->>'expect')::numeric <> trunc((v_op->>'expect')::numeric)
-                              or (v_op->>'expect')::numeric < 0 or (v_name = 'delete' and (v_op->>'expect')::numeric = 0)) then
+                              or (v_op->>'expect')::numeric not between 0 and 9223372036854775807 or (v_name = 'delete' and (v_op->>'expect')::numeric = 0)) then
         perform _kv_bad(v_i, case when v_name = 'delete' then 'expect must be a version > 0' else 'expect must be 0 or a version > 0' end);
       end if;
       if v_name = 'incr' then

@@ -50,7 +50,7 @@ begin
                                                    'txn', coalesce(v_op->>'txn', v_row.txn));
       continue;
     end if;
-    if (v_op->>'delayMs')::bigint > p_horizon_ms then
+    if (v_op->>'delayMs')::numeric > p_horizon_ms then
       raise exception using errcode = 'QMTHZ',
         message = format('timer_horizon_exceeded: operations[%s].delayMs %s is beyond the horizon of %s ms', v_i, v_op->>'delayMs', p_horizon_ms);
     end if;
@@ -59,7 +59,9 @@ begin
     insert into timers as t (tenant_id, queue, timer_key, partition, deliver_at, txn, data, payload, enc, producer_sub,
                              attempts, last_error, created_at, updated_at)
     values (p_tenant, v_op->>'queue', v_op->>'timerKey', coalesce(nullif(v_op->>'partition', ''), 'Default'),
-            v_now + make_interval(secs => (v_op->>'delayMs')::numeric / 1000), v_op->>'txn', v_op->'data', v_op->>'payload',
+            -- A past delay fires at once; further back than a day it is clamped to one, so any
+            -- integer the client sends stays a valid instant.
+            v_now + make_interval(secs => greatest((v_op->>'delayMs')::numeric, -86400000) / 1000), v_op->>'txn', v_op->'data', v_op->>'payload',
             coalesce((v_op->>'enc')::boolean, false), v_op->>'producerSub', 0, null, v_now, v_now)
     on conflict (tenant_id, queue, timer_key) do update
       set partition = excluded.partition, deliver_at = excluded.deliver_at, txn = excluded.txn, data = excluded.data,

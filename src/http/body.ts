@@ -64,24 +64,34 @@ export async function readJsonBody(request: Request, bodyClass: Exclude<BodyClas
   }
   // JSON text cannot carry a raw U+0000 (JSON.parse refuses control characters), only the escape
   // \u0000; without one, no string or key of the document holds it and the walk is skipped.
-  const nul = text.includes('\\u0000') ? findNul(value, '') : null
+  const nul = text.includes('\\u0000') ? findString(value, '', (s) => s.includes('\u0000')) : null
   if (nul !== null) throw badRequest(`${nul || 'body'} must not contain U+0000`)
+  // Nor can jsonb hold an unpaired UTF-16 surrogate, which only the escape form (\ud800) can spell:
+  // refused here as the client's mistake, never left for the database to answer 500.
+  const lone = SURROGATE_ESCAPE.test(text) ? findString(value, '', (s) => LONE_SURROGATE.test(s)) : null
+  if (lone !== null) throw badRequest(`${lone || 'body'} must be well-formed Unicode (it holds an unpaired surrogate)`)
   return value as Record<string, unknown>
 }
 
-/** The path of the first string (or key) holding U+0000, or null. Iterative: payloads can nest deeply. */
-function findNul(root: unknown, rootPath: string): string | null {
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** Whether every string and key of a JSON value is well-formed Unicode (jsonb can store it). */
+export const wellFormed = (value: unknown): boolean => findString(value, '', (s) => LONE_SURROGATE.test(s)) === null
+
+/** The path of the first string (or key) that `bad` holds for, or null. Iterative: payloads can nest deeply. */
+function findString(root: unknown, rootPath: string, bad: (s: string) => boolean): string | null {
   const stack: [unknown, string][] = [[root, rootPath]]
   while (stack.length > 0) {
     const [value, path] = stack.pop()!
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return path
+      if (bad(value)) return path
     } else if (Array.isArray(value)) {
       value.forEach((item, i) => stack.push([item, `${path}[${i}]`]))
     } else if (typeof value === 'object' && value !== null) {
       for (const [key, item] of Object.entries(value)) {
         const at = path ? `${path}.${key}` : key
-        if (key.includes('\u0000')) return at
+        if (bad(key)) return at
         stack.push([item, at])
       }
     }

@@ -7,6 +7,7 @@ import { DbError } from '../db/errors.js'
 import type { TimerOpArg } from '../db/procedures.js'
 import { encrypt, keyring } from '../encryption.js'
 import { HttpError } from '../errors.js'
+import { wellFormed } from '../http/body.js'
 import type { AppEnv } from '../http/env.js'
 import type { QueueFlag } from '../messages/encryption-flags.js'
 import { NAME_MAX } from '../names.js'
@@ -107,7 +108,9 @@ export function checkTimerOps(raw: unknown, field: string, maxPayloadBytes: numb
  */
 function bodyOf(op: Extract<Checked, { bytes: Uint8Array }>): unknown {
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(op.bytes))
+    const body: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(op.bytes))
+    // JSON can spell an unpaired surrogate (\ud800), which no stored message can hold.
+    return wellFormed(body) ? body : op.payload
   } catch {
     return op.payload
   }

@@ -124,7 +124,7 @@ it(`answers ${REQUESTS} hostile requests with 4xx envelopes or documented succes
     select (select count(*) from queen.log_dlq)::int as dlq, (select count(*) from queen.message_traces)::int as traces`)
 
   // The body cap is enforced on every route that reads a body, before anything else can fail.
-  const bodyRoutes = new Set(['configure', 'push', 'ack', 'ack batch', 'transaction', 'lease extend', 'partitions changed', 'fetch', 'stats refresh', 'traces', 'kv put'])
+  const bodyRoutes = new Set(['configure', 'push', 'ack', 'ack batch', 'transaction', 'lease extend', 'partitions changed', 'fetch', 'stats refresh', 'traces', 'kv put', 'kv batch', 'kv key put', 'kv list', 'timers', 'transaction riders'])
   const oversized = outcomes.filter((o) => bodyRoutes.has(o.request.route) && ['POST', 'PUT'].includes(o.request.method) && bodyBytes(o.request.body) > Number(LIMITS.MAX_BODY_BYTES))
   const capMissed = oversized.filter((o) => o.status !== 413 && (o.body as { code?: string } | null)?.code !== 'not_found')
 
