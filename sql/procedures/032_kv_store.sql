@@ -420,7 +420,7 @@ $$;
 -- exact row count, expired rows the sweep has not removed yet included, in byte order.
 create or replace function queen.kv_namespaces_v1(p_tenant text)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select jsonb_build_object('namespaces', coalesce(jsonb_agg(jsonb_build_object('namespace', ns, 'keys', n) order by ns), '[]'::jsonb))
@@ -433,7 +433,7 @@ $$;
 -- stops after the row that crosses p_max_read_bytes of values. Returns {rows, truncated, nextAfter, bytes}.
 create or replace function queen.kv_list_v1(p_tenant text, p_args jsonb, p_max_read_bytes bigint default 4194304, p_now timestamptz default null)
 returns jsonb
-language plpgsql stable
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare

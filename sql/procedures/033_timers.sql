@@ -105,7 +105,7 @@ $$;
 -- (never decrypted), or {found:false}.
 create or replace function queen.timers_get_v1(p_tenant text, p_queue text, p_timer_key text)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select coalesce(
@@ -122,7 +122,7 @@ $$;
 -- p_limit is clamped to 1..1000. Returns {rows, truncated, nextAfter}.
 create or replace function queen.timers_list_v1(p_tenant text, p_queue text, p_after text default null, p_limit integer default 100)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with page as (
@@ -148,7 +148,7 @@ $$;
 -- key starts with p_prefix (a literal, no wildcards). Returns {count}.
 create or replace function queen.timers_count_v1(p_tenant text, p_queue text, p_prefix text)
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select jsonb_build_object('count', count(*)) from timers
@@ -264,7 +264,7 @@ $$;
 -- operator turned it off (a missing row reads as on).
 create or replace function queen.kv_timers_switches_v1()
 returns jsonb
-language sql stable
+language sql volatile
 set search_path = queen, pg_catalog
 as $$
   select jsonb_build_object(
