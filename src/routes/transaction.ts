@@ -42,7 +42,14 @@ export const transactionBody = worded(
       const riders = (Array.isArray(kv) && kv.length > 0) || (Array.isArray(timers) && timers.length > 0)
       if (!Array.isArray(operations)) ctx.addIssue({ code: 'custom', message: 'operations array required' })
       else if (operations.length === 0 && !riders) ctx.addIssue({ code: 'custom', message: 'operations array cannot be empty' })
-      return body
+      if (!Array.isArray(operations)) return body
+      // Queen's flat push form: the operation object is itself the one item.
+      const flat = (op: unknown) => {
+        if (typeof op !== 'object' || op === null || (op as { type?: unknown }).type !== 'push' || 'items' in op) return op
+        const { type, ...item } = op as Record<string, unknown>
+        return { type, items: [item] }
+      }
+      return { ...(body as Record<string, unknown>), operations: operations.map(flat) }
     },
     z.object({
       requiredLeases: z.array(z.string({ error: 'requiredLeases must be an array of strings' }), { error: 'requiredLeases must be an array of strings' }).default([]),

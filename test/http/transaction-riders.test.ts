@@ -103,3 +103,11 @@ describe('transaction riders', () => {
     expect(await writtenRows(app)).toEqual(before)
   })
 })
+
+describe('the flat push form', () => {
+  it('takes a push operation that is itself the item, as Queen does', async () => {
+    const res = await txn({ operations: [{ type: 'push', queue: 'flat.q', partition: 'p', transactionId: 'flat-1', data: { via: 'data' } }] })
+    expect(res.body).toMatchObject({ success: true, results: [{ type: 'push', status: 'queued', transactionId: 'flat-1', queueName: 'flat.q' }] })
+    expect((await pop(app, 'flat.q', {}, 'p')).messages.map((m) => m.data)).toEqual([{ via: 'data' }])
+  })
+})
