@@ -33,7 +33,8 @@ $$;
 --   src/timers/ops.ts encodes them, bounded by p_horizon_ms.
 -- A `required` KV write whose precondition failed rolls everything back and answers
 --   {success:false, reason:'kv_precondition', failedIndex, kvReason, value, version}; failedIndex
---   counts in the flat result space (push items and acks first, then kv, then timers).
+--   counts in the flat result space (push items and acks first, then kv, then timers). A timer
+--   beyond the horizon answers {success:false, reason:'timer_horizon_exceeded', error, code}.
 --
 -- p_ops: [{type:'push', items:[push items as log_push_v1 takes them]} |
 --         {type:'ack', transactionId, partitionId, offset?, leaseId?, status?, consumerGroup?, error?}].
@@ -148,6 +149,11 @@ begin
   exception
     when sqlstate 'QMTXN' then
       return jsonb_build_object('success', false, 'error', v_error, 'code', v_code, 'results', to_jsonb(v_results));
+    when sqlstate 'QMTHZ' then
+      -- A timer beyond the horizon rolls the bundle back like any other failed operation.
+      get stacked diagnostics v_error = message_text;
+      return jsonb_build_object('success', false, 'reason', 'timer_horizon_exceeded', 'error', v_error,
+                                'code', 'timer_horizon_exceeded', 'results', '[]'::jsonb);
     when sqlstate 'QMKVP' then
       get stacked diagnostics v_detail = pg_exception_detail;
       return jsonb_build_object('success', false, 'reason', 'kv_precondition', 'error', 'kv_precondition_failed',

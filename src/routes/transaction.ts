@@ -147,7 +147,7 @@ export const transactionRoutes = [
           }),
         )
       }
-      if (!result.success) return c.json({ transactionId, success: false, error: result.error ?? 'Transaction failed', code: result.code ?? null, results })
+      if (!result.success) return c.json({ transactionId, success: false, ...(result.reason ? { reason: result.reason } : {}), error: result.error ?? 'Transaction failed', code: result.code ?? null, results })
       return c.json({ transactionId, success: true, results })
     },
   ),

@@ -93,13 +93,15 @@ describe('transaction riders', () => {
       [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 1, txn: 't', payload: 'e30=', payloadZstd: true }] }, 400, /payloadZstd/],
       [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delaySeconds: 1, txn: 't', payload: 'e30=' }] }, 400, /delaySeconds/],
       [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 1, txn: 't', payload: 'not base64!' }] }, 400, /base64/],
-      [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 91 * 24 * 3600 * 1000, txn: 't', payload: 'e30=' }] }, 403, /timer_horizon_exceeded/],
     ]
     for (const [riders, status, message] of cases) {
       const res = await txn({ operations: [push1], ...riders })
       expect(res.status, JSON.stringify(riders).slice(0, 120)).toBe(status)
       expect(res.body.error).toMatch(message)
     }
+    // A timer beyond the horizon rolls the bundle back: 200 with the reason, nothing written.
+    const beyond = await txn({ operations: [push1], timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 91 * 24 * 3600 * 1000, txn: 't', payload: 'e30=' }] })
+    expect(beyond).toMatchObject({ status: 200, body: { success: false, reason: 'timer_horizon_exceeded', code: 'timer_horizon_exceeded', results: [] } })
     expect(await writtenRows(app)).toEqual(before)
   })
 })

@@ -23,7 +23,7 @@ const transactionResult = z.object({
   kv: z.array(z.looseObject({ index: z.number().int(), op: z.string() })).optional(),
   timers: z.array(z.looseObject({ index: z.number().int(), ok: z.boolean(), status: z.string() })).optional(),
   /** A lost `required` KV precondition: the flat index of the failed op, its reason, and the row that won. */
-  reason: z.literal('kv_precondition').optional(),
+  reason: z.enum(['kv_precondition', 'timer_horizon_exceeded']).optional(),
   failedIndex: z.number().int().optional(),
   kvReason: z.string().optional(),
   value: z.unknown().optional(),
