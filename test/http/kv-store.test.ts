@@ -264,3 +264,14 @@ describe('bodies PostgreSQL could not store', () => {
     expect(await kv([{ op: 'put', ns: 'x', key: 'k', value: 1, forever: true, expect: 6.2e109 }])).toMatchObject({ status: 400, body: { code: 'kv_bad_request' } })
   })
 })
+
+describe('timers across tenants', () => {
+  it("keeps one tenant's timers out of another's reach: peek misses, cancel answers absent", async () => {
+    const op = { op: 'schedule', queue: 'iso.q', timerKey: 'k', delayMs: 60_000, txn: 'iso-1', payload: 'e30=' }
+    expect((await app.json('POST', '/api/v1/timers', { operations: [op] }, A)).body.results[0].status).toBe('scheduled')
+    expect((await app.json('GET', '/api/v1/timers/iso.q/k', undefined, B)).body).toMatchObject({ found: false })
+    expect((await app.json('GET', '/api/v1/timers/iso.q', undefined, B)).body.rows).toEqual([])
+    expect((await app.json('DELETE', '/api/v1/timers/iso.q/k', undefined, B)).body).toMatchObject({ ok: false, status: 'absent' })
+    expect((await app.json('GET', '/api/v1/timers/iso.q/k', undefined, A)).body).toMatchObject({ found: true })
+  })
+})
