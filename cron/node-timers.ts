@@ -4,6 +4,7 @@
 import type { Config } from '../src/config.js'
 import type { Database } from '../src/db/database.js'
 import { describeError, type Logger } from '../src/log.js'
+import type { PopWaker } from '../src/pop-waker.js'
 import { LANES } from './lanes.js'
 import { runLane } from './runner.js'
 
@@ -13,7 +14,7 @@ export interface LaneTimers {
 }
 
 /** `database` names the database in the log lines (docs/placement.md: lanes run per database). */
-export function startLaneTimers(db: Database, config: Config, log: Logger, database = 'default'): LaneTimers {
+export function startLaneTimers(db: Database, config: Config, log: Logger, database = 'default', popWaker: PopWaker | null = null): LaneTimers {
   let stopped = false
   const timers = new Set<ReturnType<typeof setTimeout>>()
   const running = new Set<Promise<unknown>>()
@@ -25,8 +26,8 @@ export function startLaneTimers(db: Database, config: Config, log: Logger, datab
       if (stopped) return
       const timer = setTimeout(() => {
         timers.delete(timer)
-        const work = runLane(db, lane, { config, budgetMs: Math.min(interval, 20_000), database })
-          .then((run) => run.claimed && log.info('lane', { database, ...run }))
+        const work = runLane(db, lane, { config, budgetMs: Math.max(Math.min(interval, 20_000), 1000), database, popWaker })
+          .then((run) => run.claimed && (!lane.quiet || run.processed > 0) && log.info('lane', { database, ...run }))
           .catch((error) => log.error('lane failed', { database, lane: lane.name, ...describeError(error) }))
           .finally(() => {
             running.delete(work)

@@ -5,6 +5,7 @@
 import type { Config } from '../src/config.js'
 import type { Database } from '../src/db/database.js'
 import { DbError } from '../src/db/errors.js'
+import type { PopWaker } from '../src/pop-waker.js'
 import type { Lane } from './lane.js'
 
 export interface LaneRun {
@@ -27,6 +28,8 @@ export interface RunOptions {
   now?: Date
   /** The database's name (docs/placement.md), for the adaptive step size; 'default' when unset. */
   database?: string
+  /** Handed to the steps (StepArgs.popWaker). */
+  popWaker?: PopWaker | null
 }
 
 // Step size adapts per lane, database and process (design decision 33): halve after a statement timeout,
@@ -43,7 +46,7 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
   const key = `${options.database ?? 'default'}:${lane.name}`
 
   const token = crypto.randomUUID()
-  const ttl = `${options.config.LANE_LEASE_SECONDS} seconds`
+  const ttl = `${lane.leaseSeconds ?? options.config.LANE_LEASE_SECONDS} seconds`
   const progress = await db.call('lane_claim_v1', {
     lane: lane.name,
     token,
@@ -62,7 +65,7 @@ export async function runLane(db: Database, lane: Lane, options: RunOptions): Pr
       const limit = limits.get(key) ?? lane.defaultLimit
       const stepStarted = Date.now()
       try {
-        const result = await step(db, { next, limit, now: options.now, config: options.config })
+        const result = await step(db, { next, limit, now: options.now, config: options.config, popWaker: options.popWaker })
         run.steps++
         run.processed += result.processed
         next = result.next

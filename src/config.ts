@@ -114,6 +114,8 @@ export const VARIABLES = {
   RETENTION_INTERVAL_MS: { schema: int(100), default: '300000', meaning: 'retention lane interval' },
   EVICTION_INTERVAL_MS: { schema: int(100), default: '60000', meaning: 'maxWaitTimeSeconds eviction lane interval' },
   DEDUP_PURGE_INTERVAL_MS: { schema: int(100), default: '300000', meaning: 'dedup-hash purge lane interval' },
+  TIMERS_FIRE_ON_POP: { schema: bool, default: { node: 'false', workers: 'true' }, meaning: "a queue's pop first fires its due timers (Workers' lanes run once a minute)" },
+  KV_TIMERS_INTERVAL_MS: { schema: int(100), default: '100', meaning: 'timer fire and key/value expiry sweep lane interval (Node; Workers run it each cron minute)' },
   LANE_LEASE_SECONDS: { schema: int(1, 3600), default: '120', meaning: 'maintenance lease TTL, renewed between steps' },
   TRACE_RETENTION_DAYS: { schema: int(0), default: '30', meaning: 'message traces are aged out after this many days' },
   METRICS_RETENTION_DAYS: { schema: int(0), default: '90', meaning: 'per-minute queue metrics are kept this many days' },

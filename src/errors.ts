@@ -98,6 +98,16 @@ const SQLSTATES: Record<string, Answer> = {
   // Backpressure: a consumer draining the ring lets the same push in on a later try.
   QMEFL: { status: 429, code: 'queue_full', headers: retryAfter(1) },
   QMEOF: { status: 503, code: 'ephemeral_disabled', message: 'Ephemeral queues are paused by an operator; retry later', headers: retryAfter(5) },
+  // The key/value store and timers (docs/kv.md, docs/timers.md): a paused surface is 503 on its own
+  // routes (come back later) and 403 inside a transaction, where retrying would spin with messages
+  // in hand.
+  QMKV4: { status: 400, code: 'kv_bad_request' },
+  QMKVL: { status: 413, code: 'payload_too_large' },
+  QMKVD: { status: 503, code: 'kv_disabled', message: 'The key/value store is switched off by an operator; retry later', headers: retryAfter(5) },
+  QMKVX: { status: 403, code: 'kv_disabled', message: 'The key/value store is switched off by an operator' },
+  QMTHZ: { status: 403, code: 'timer_horizon_exceeded' },
+  QMTDS: { status: 503, code: 'timers_disabled', message: 'Timer scheduling is switched off by an operator; retry later', headers: retryAfter(5) },
+  QMTDX: { status: 403, code: 'timers_disabled', message: 'Timer scheduling is switched off by an operator' },
 }
 
 function answered(error: DbError, answer: Answer): HttpError {

@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   const popWaker = createPopWaker()
   const app = createApp({ config, log, placement: () => router, popWaker, deflater: nodeDeflater })
   // Lanes run per database: each database's maintenance leases are its own.
-  const lanes = databases.names.map((name) => startLaneTimers(databases.get(name).db, config, log, name))
+  const lanes = databases.names.map((name) => startLaneTimers(databases.get(name).db, config, log, name, popWaker))
 
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     const where = `http://${config.HOST}:${info.port}`

@@ -71,6 +71,8 @@ GET /api/v1/analytics/system-metrics | A | none | broker
 GET /api/v1/analytics/worker-metrics | A | none | broker
 GET /api/v1/analytics/queue-parked-replicas | A | none | broker
 GET /api/v1/analytics/postgres-stats | A | none | broker
+GET /api/v1/system/kv-timers | A | none
+POST /api/v1/system/kv-timers | A | required | broker
 GET /api/v1/system/maintenance | A | none
 POST /api/v1/system/maintenance | A | required | broker
 GET /api/v1/system/maintenance/pop | A | none
@@ -79,9 +81,19 @@ GET /api/v1/system/placements | A | none | broker
 PUT /api/v1/system/placements/:tenant | A | required | broker
 POST /api/v1/system/placements/:tenant/move | A | required | broker
 POST /api/v1/fetch | R RW A | required
+POST /api/v1/kv | RW A | required
+GET /api/v1/resources/kv/namespaces | R RW A | none
+POST /api/v1/resources/kv/list | R RW A | required
+GET /api/v1/kv/:ns/:key{.+} | R RW A | none
+PUT /api/v1/kv/:ns/:key{.+} | RW A | required
+DELETE /api/v1/kv/:ns/:key{.+} | RW A | optional
 PUT /api/v1/kv/:key | RW A | required
 GET /api/v1/kv/:key | R RW A | none
 DELETE /api/v1/kv/:key | A | none
+POST /api/v1/timers | W RW A | required
+GET /api/v1/timers/:queue | R RW A | none
+GET /api/v1/timers/:queue/:timerKey{.+} | R RW A | none
+DELETE /api/v1/timers/:queue/:timerKey{.+} | RW A | none
 GET /api/v1/sinks | R RW A | none
 POST /api/v1/consumer-groups/:group/queues/:queue/delivery | RW A | required
 DELETE /api/v1/queues/:queue/clear | A | none

@@ -23,12 +23,23 @@ as $$
 $$;
 
 -- log_transaction_v1: POST /api/v1/transaction (design decision 21). Pushes and acks run in array
--- order inside one PostgreSQL transaction, all or nothing.
+-- order inside one PostgreSQL transaction, all or nothing, together with the `kv` and `timers`
+-- riders (docs/kv.md, docs/timers.md), which run first: a lost idempotency marker, the riders'
+-- common failure, then costs one insert before any partition lock is taken, and timers are locked
+-- before partitions as the timer fire locks them.
+--
+-- p_kv: KV operations as POST /api/v1/kv takes them, under p_kv_limits (the route passes the
+--   rider's ceilings and inTransaction, which refuses getPrefix). p_timers: timer operations as
+--   src/timers/ops.ts encodes them, bounded by p_horizon_ms.
+-- A `required` KV write whose precondition failed rolls everything back and answers
+--   {success:false, reason:'kv_precondition', failedIndex, kvReason, value, version}; failedIndex
+--   counts in the flat result space (push items and acks first, then kv, then timers). A timer
+--   beyond the horizon answers {success:false, reason:'timer_horizon_exceeded', error, code}.
 --
 -- p_ops: [{type:'push', items:[push items as log_push_v1 takes them]} |
 --         {type:'ack', transactionId, partitionId, offset?, leaseId?, status?, consumerGroup?, error?}].
 -- p_required_leases: lease ids that must be live in the tenant when the transaction starts.
--- Returns {success:true, results} or {success:false, error, code, results}: results are
+-- Returns {success:true, results, kv, timers} or {success:false, error, code, results}: results are
 --   [{operation, type:'push', …push item result} | {operation, type:'ack', …ack item result}], up to and
 --   including the failing entry. A business failure rolls back the whole block and is a result, never
 --   an error (the SDKs would resend a 5xx). QMENC, QMMNT and every non-business error propagate, so the
@@ -39,8 +50,11 @@ $$;
 -- re-entrant no-ops.
 -- Acks: completed settles; failed and dlq dead-letter at once through the DLQ switch (no retry round);
 -- retry releases the lease. Clock: clock_timestamp() unless p_now pins it.
+drop function if exists queen.log_transaction_v1(text, jsonb, jsonb, timestamptz);
 create or replace function queen.log_transaction_v1(p_tenant text, p_ops jsonb, p_required_leases jsonb default '[]',
-                                                    p_now timestamptz default null)
+                                                    p_now timestamptz default null, p_kv jsonb default null,
+                                                    p_timers jsonb default null, p_kv_limits jsonb default '{}',
+                                                    p_horizon_ms bigint default 7776000000)
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
@@ -57,6 +71,9 @@ declare
   v_item jsonb;
   v_error text;
   v_code text;
+  v_kv jsonb := '[]'::jsonb;
+  v_timers jsonb := '[]'::jsonb;
+  v_detail text;
 begin
   select coalesce(jsonb_agg(i), '[]'::jsonb) into v_pushes
     from jsonb_array_elements(p_ops) o, jsonb_array_elements(coalesce(o->'items', '[]'::jsonb)) i
@@ -67,7 +84,19 @@ begin
     raise exception using errcode = 'QMMNT', message = 'push maintenance is on';
   end if;
 
+  if jsonb_array_length(coalesce(p_kv, '[]')) > 0 and (select value from system_state where key = 'kv_enabled') = 'false'::jsonb then
+    raise exception using errcode = 'QMKVX', message = 'kv_disabled';
+  end if;
+  if jsonb_array_length(coalesce(p_timers, '[]')) > 0 and (select value from system_state where key = 'timers_schedule_enabled') = 'false'::jsonb then
+    raise exception using errcode = 'QMTDX', message = 'timers_disabled';
+  end if;
+
   begin
+    if jsonb_array_length(coalesce(p_kv, '[]')) > 0 then
+      v_kv := _kv_apply(p_tenant, p_kv, p_kv_limits || '{"inTransaction": true}', p_now);
+    end if;
+    v_timers := _timers_apply(p_tenant, p_timers, p_horizon_ms, p_now);
+
     for v_lease in select jsonb_array_elements_text(coalesce(p_required_leases, '[]'::jsonb)) loop
       continue when v_lease = '';
       if not _is_uuid(v_lease) or not exists (
@@ -117,9 +146,21 @@ begin
         end if;
       end if;
     end loop;
-  exception when sqlstate 'QMTXN' then
-    return jsonb_build_object('success', false, 'error', v_error, 'code', v_code, 'results', to_jsonb(v_results));
+  exception
+    when sqlstate 'QMTXN' then
+      return jsonb_build_object('success', false, 'error', v_error, 'code', v_code, 'results', to_jsonb(v_results));
+    when sqlstate 'QMTHZ' then
+      -- A timer beyond the horizon rolls the bundle back like any other failed operation.
+      get stacked diagnostics v_error = message_text;
+      return jsonb_build_object('success', false, 'reason', 'timer_horizon_exceeded', 'error', v_error,
+                                'code', 'timer_horizon_exceeded', 'results', '[]'::jsonb);
+    when sqlstate 'QMKVP' then
+      get stacked diagnostics v_detail = pg_exception_detail;
+      return jsonb_build_object('success', false, 'reason', 'kv_precondition', 'error', 'kv_precondition_failed',
+                                'code', 'kv_precondition', 'results', '[]'::jsonb)
+             || (v_detail::jsonb || jsonb_build_object('failedIndex', (v_detail::jsonb->>'failedIndex')::integer
+                                                                      + jsonb_array_length(v_pushes) + jsonb_array_length(v_acks)));
   end;
-  return jsonb_build_object('success', true, 'results', to_jsonb(v_results));
+  return jsonb_build_object('success', true, 'results', to_jsonb(v_results), 'kv', v_kv, 'timers', v_timers);
 end
 $$;

@@ -180,7 +180,9 @@ as $$
     (12, 'kv', array['tenant_id', 'key'], 't.tenant_id = $1', false),
     (13, 'stream_queries', array['id'], 't.tenant_id = $1', false),
     (14, 'stream_state', array['query_id', 'partition_id', 'key'], 't.query_id in (select s.id from queen.stream_queries s where s.tenant_id = $1)', false),
-    (15, 'stream_shards', array['query_id', 'partition_id'], 't.query_id in (select s.id from queen.stream_queries s where s.tenant_id = $1)', false)
+    (15, 'stream_shards', array['query_id', 'partition_id'], 't.query_id in (select s.id from queen.stream_queries s where s.tenant_id = $1)', false),
+    (16, 'kv_entries', array['tenant_id', 'ns', 'key'], 't.tenant_id = $1', false),
+    (17, 'timers', array['tenant_id', 'queue', 'timer_key'], 't.tenant_id = $1', false)
   ) as v (ord, name, pk, scope, derived)
 $$;
 
@@ -304,6 +306,12 @@ begin
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;
   delete from kv where tenant_id = p_tenant;
+  get diagnostics v_n = row_count;
+  v_total := v_total + v_n;
+  delete from kv_entries where tenant_id = p_tenant;
+  get diagnostics v_n = row_count;
+  v_total := v_total + v_n;
+  delete from timers where tenant_id = p_tenant;
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;
   delete from stream_queries where tenant_id = p_tenant;

@@ -17,6 +17,7 @@ import { ephemeralFamily } from './procedures/ephemeral.js'
 import { evictionFamily } from './procedures/eviction.js'
 import { fetchFamily } from './procedures/fetch.js'
 import { kvFamily } from './procedures/kv.js'
+import { kvStoreFamily } from './procedures/kv-store.js'
 import { lanesFamily } from './procedures/lanes.js'
 import { messagesFamily } from './procedures/messages.js'
 import { partitionsChangedFamily } from './procedures/partitions-changed.js'
@@ -31,6 +32,7 @@ import { statsFamily } from './procedures/stats.js'
 import { statusFamily } from './procedures/status.js'
 import { streamsFamily } from './procedures/streams.js'
 import { systemFamily } from './procedures/system.js'
+import { timersFamily } from './procedures/timers.js'
 import { tracesFamily } from './procedures/traces.js'
 import { transactionFamily } from './procedures/transaction.js'
 
@@ -44,6 +46,8 @@ export type { PushItemArg } from './procedures/push.js'
 export type { StreamCycleArg, StreamCycleResult } from './procedures/streams.js'
 export type { TraceCreateArg } from './procedures/traces.js'
 export type { TransactionOpArg } from './procedures/transaction.js'
+export type { KvLimits } from './procedures/kv-store.js'
+export type { TimerOpArg } from './procedures/timers.js'
 export { sinkStatusRow } from './procedures/sink.js'
 
 /** Every family, by the name of its file (and of its sql/procedures file, less the number). */
@@ -67,6 +71,8 @@ export const families = {
   eviction: evictionFamily,
   'retained-bytes': retainedBytesFamily,
   kv: kvFamily,
+  'kv-store': kvStoreFamily,
+  timers: timersFamily,
   'consumer-groups': consumerGroupsFamily,
   status: statusFamily,
   system: systemFamily,
@@ -99,6 +105,8 @@ export const procedures = {
   ...evictionFamily,
   ...retainedBytesFamily,
   ...kvFamily,
+  ...kvStoreFamily,
+  ...timersFamily,
   ...consumerGroupsFamily,
   ...statusFamily,
   ...systemFamily,

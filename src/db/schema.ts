@@ -199,6 +199,34 @@ export const kv = queen.table('kv', {
   updatedAt: tstz('updated_at').notNull().defaultNow(),
 })
 
+// Queen 1.6's namespaced key/value store and timers (sql/migrations/0013_kv_timers.sql).
+export const kvEntries = queen.table('kv_entries', {
+  tenantId: text('tenant_id').notNull().default(''),
+  ns: text('ns').notNull(),
+  key: text('key').notNull(),
+  value: jsonb('value').notNull(),
+  version: int8('version').notNull(),
+  expiresAt: tstz('expires_at'),
+  updatedAt: tstz('updated_at').notNull(),
+})
+
+export const timers = queen.table('timers', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  timerKey: text('timer_key').notNull(),
+  partition: text('partition').notNull().default('Default'),
+  deliverAt: tstz('deliver_at').notNull(),
+  txn: text('txn').notNull(),
+  data: jsonb('data').notNull(),
+  payload: text('payload').notNull(),
+  enc: boolean('enc').notNull().default(false),
+  producerSub: text('producer_sub'),
+  attempts: integer('attempts').notNull().default(0),
+  lastError: text('last_error'),
+  createdAt: tstz('created_at').notNull(),
+  updatedAt: tstz('updated_at').notNull(),
+})
+
 export const systemState = queen.table('system_state', {
   key: text('key').primaryKey(),
   value: jsonb('value').notNull(),
@@ -338,6 +366,8 @@ export const tables = {
   queue_metrics: queueMetrics,
   maintenance_leases: maintenanceLeases,
   kv,
+  kv_entries: kvEntries,
+  timers,
   system_state: systemState,
   stream_queries: streamQueries,
   stream_state: streamState,

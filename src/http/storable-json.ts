@@ -29,6 +29,9 @@ export function checkStorableJson(text: string, value: unknown): void {
   throw badRequest(fault.nul ? `${where} must not contain U+0000` : `${where} must not contain a lone UTF-16 surrogate`)
 }
 
+/** Whether every string and key of a parsed value can be stored (no U+0000, no lone surrogate). */
+export const wellFormed = (value: unknown): boolean => firstUnstorable(value) === null
+
 /**
  * True when the JSON text opens more than `limit` arrays and objects at once. It scans the text
  * rather than the parsed value (no allocation, no recursion), and only when the text holds that

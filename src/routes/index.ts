@@ -10,6 +10,7 @@ import { ephemeralRoutes } from './ephemeral.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
 import { kvRoutes } from './kv.js'
+import { kvStoreRoutes } from './kv-store.js'
 import { leaseRoutes } from './lease.js'
 import { messageAdminRoutes } from './message-admin.js'
 import { messageRoutes } from './messages.js'
@@ -25,6 +26,7 @@ import { statsRoutes } from './stats.js'
 import { statusRoutes } from './status.js'
 import { streamsRoutes } from './streams.js'
 import { systemRoutes } from './system.js'
+import { timerRoutes } from './timers.js'
 import { traceRoutes } from './traces.js'
 import { transactionRoutes } from './transaction.js'
 
@@ -51,7 +53,9 @@ export function allRoutes(version: string): RouteDef[] {
     ...systemRoutes,
     ...placementRoutes,
     ...traceRoutes,
+    ...kvStoreRoutes,
     ...kvRoutes,
+    ...timerRoutes,
     ...sinkRoutes,
     ...consumerGroupRoutes,
     ...streamsRoutes,

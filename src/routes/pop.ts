@@ -70,10 +70,14 @@ async function pop(c: Context<AppEnv>, scope: Scope, query: PopQuery) {
   // A queue-wide pop parks as one of its group's, woken only as far as a push's messages go.
   const group = scope.partition === undefined ? request.group : undefined
   const park = (ms: number): Promise<WakeOutcome> => (waker ? waker.wait(keys, ms, signal, group) : sleepOnly(ms, signal))
+  // Where the timer lane runs only once a minute (Workers), a queue's pop fires its due timers
+  // first, so a consumer waiting on the queue sees a timer at its time (docs/timers.md).
+  const fireTimers = c.get('config').TIMERS_FIRE_ON_POP && scope.queue !== undefined
   let checks = 0
   const check = async () => {
     // A long poll's later checks share the sweep with whoever is parked now.
     if (request.autopilot && checks++ > 0) request.autopilot = { ...request.autopilot, waiters: waiters() }
+    if (fireTimers) await c.get('db').call('timers_fire_queue_v1', { queue: scope.queue!, limit: request.batch })
     const checked = await c.get('db').call('log_pop_v1', { request })
     if (checked.autopilot && !checked.autopilot.applied) {
       c.get('log').debug('pop autopilot (shadow)', { requestId: c.get('requestId'), queue: scope.queue, group: request.group, ...checked.autopilot })

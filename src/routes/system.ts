@@ -16,6 +16,14 @@ export const switchBody = worded(z.object({ enabled: z.boolean({ error: 'enabled
 
 // A tenant's admin may read the flags (its pushes answer 503 maintenance anyway); only the operator
 // may switch them, and only the operator is told which databases hold which.
+
+// The key/value and timer kill switches: any subset of the three, each a boolean; an unknown field
+// is refused by name rather than ignored, since it may have been meant to switch something off.
+const kvTimersBody = worded(
+  z.strictObject({ kv: z.boolean().optional(), timersSchedule: z.boolean().optional(), timersFire: z.boolean().optional() }),
+  sentence,
+)
+
 const read = { roles: ROLE_SETS.A, tenant: 'required', body: 'none' } as const
 const write = { roles: ROLE_SETS.A, tenant: 'required', body: 'required', brokerWide: true, request: { body: switchBody } } as const
 const NO_BUFFER = { bufferedMessages: 0, bufferHealthy: true } as const
@@ -44,6 +52,17 @@ const operatorView = (c: Context<AppEnv>, databases: DatabaseFlags[] | undefined
   databases && c.get('principal').tenant === null ? { databases } : {}
 
 export const systemRoutes = [
+  route({ method: 'GET', path: '/api/v1/system/kv-timers', summary: 'Read the key/value and timer kill switches', ...read }, async (c) =>
+    c.json(await c.get('db').brokerWide.call('kv_timers_switches_v1', {})),
+  ),
+  route(
+    { method: 'POST', path: '/api/v1/system/kv-timers', summary: 'Pause or resume the key/value store, timer scheduling or the timer fire (broker-wide)', ...write, request: { body: kvTimersBody } },
+    async (c, { body }) => {
+      const switches = await c.get('db').brokerWide.call('kv_timers_switches_set_v1', { kv: body.kv ?? null, timersSchedule: body.timersSchedule ?? null, timersFire: body.timersFire ?? null })
+      c.get('log').warn('kv/timers switches set', { requestId: c.get('requestId'), ...switches })
+      return c.json(switches)
+    },
+  ),
   route({ method: 'GET', path: '/api/v1/system/maintenance/pop', summary: 'Read the pop maintenance flag', ...read }, async (c) => {
     const { flags, databases } = await onEveryDatabase(c, (db) => db.call('system_maintenance_v1', {}))
     return c.json({ popMaintenanceMode: flags.popMaintenanceMode, message: popMessage(flags.popMaintenanceMode), ...operatorView(c, databases) })

@@ -146,6 +146,14 @@ const TEMPLATES: Template[] = [
   { route: 'kv put', method: 'PUT', path: (n) => segment(n).map((k) => `/api/v1/kv/${k}`), body: () => ({ value: { a: 1 } }) },
   { route: 'kv get', method: 'GET', path: (n) => segment(n).map((k) => `/api/v1/kv/${k}`) },
   { route: 'kv delete', method: 'DELETE', path: (n) => segment(n).map((k) => `/api/v1/kv/${k}`) },
+  { route: 'kv batch', method: 'POST', path: () => fc.constant('/api/v1/kv'), body: (n) => ({ operations: [{ op: 'putIfAbsent', ns: n, key: 'k', value: { a: 1 }, ttlSeconds: 60, required: true }, { op: 'incr', ns: n, key: 'c', delta: 1, max: 5, forever: true }, { op: 'getPrefix', ns: n, prefix: 'k' }] }) },
+  { route: 'kv key put', method: 'PUT', path: (n) => fc.tuple(segment(n), segment('a/b')).map(([ns, k]) => `/api/v1/kv/${ns}/${k}`), body: () => ({ value: { a: 1 }, ttlSeconds: 60, expect: 0 }) },
+  { route: 'kv key get', method: 'GET', path: (n) => fc.tuple(segment(n), segment('k')).map(([ns, k]) => `/api/v1/kv/${ns}/${k}`) },
+  { route: 'kv list', method: 'POST', path: () => fc.constant('/api/v1/resources/kv/list'), body: (n) => ({ namespace: n, prefix: '', limit: 10, includeExpired: true }) },
+  { route: 'timers', method: 'POST', path: () => fc.constant('/api/v1/timers'), body: (n) => ({ operations: [{ op: 'schedule', queue: n, timerKey: 'k', delayMs: 60_000, txn: `${n}-t`, payload: 'eyJhIjoxfQ==' }] }) },
+  { route: 'timers list', method: 'GET', path: (n) => segment(n).map((q) => `/api/v1/timers/${q}`), query: true },
+  { route: 'timer cancel', method: 'DELETE', path: (n) => fc.tuple(segment(n), segment('k')).map(([q, k]) => `/api/v1/timers/${q}/${k}`), query: true },
+  { route: 'transaction riders', method: 'POST', path: () => fc.constant('/api/v1/transaction'), body: (n) => ({ operations: [], kv: [{ op: 'put', ns: n, key: 'k', value: 1, forever: true }], timers: [{ op: 'cancel', queue: n, timerKey: 'k' }] }) },
   { route: 'unknown', method: 'GET', path: () => fc.constantFrom('/api/v1/nope', '/api/v2/push', '/api/v1/push/extra', '/', '//api/v1/push', '/api/v1/../v1/push') },
 ]
 

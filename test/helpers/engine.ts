@@ -61,6 +61,7 @@ export async function writtenRows(app: TestApp) {
            (select count(*) from queen.log_consumers)::int as consumers, (select count(*) from queen.consumer_groups)::int as groups,
            (select count(*) from queen.log_dlq)::int as dlq,
            (select coalesce(sum(committed_offset), 0) from queen.log_consumers)::int as committed,
-           (select count(*) from queen.log_consumers where lease_id is not null)::int as leases`)
+           (select count(*) from queen.log_consumers where lease_id is not null)::int as leases,
+           (select count(*) from queen.kv_entries)::int as kv, (select count(*) from queen.timers)::int as timers`)
   return row!
 }

@@ -40,6 +40,8 @@ export const TENANT_TABLES: readonly { name: string; page: number }[] = [
   { name: 'stream_queries', page: 1000 },
   { name: 'stream_state', page: 2000 },
   { name: 'stream_shards', page: 2000 },
+  { name: 'kv_entries', page: 500 },
+  { name: 'timers', page: 500 },
 ]
 
 export interface MoveReport {
