@@ -4,8 +4,12 @@
 import { ConfigError, loadConfig } from '../src/config.js'
 import { loadStaticKeys } from '../src/http/jwt-keys.js'
 
-/** Stands in for a secret that is set in Cloudflare: present, value unknown. */
-const SET_REMOTELY = '(set in Cloudflare)'
+/**
+ * Stands in for a secret that is set in Cloudflare: present, value unknown. Long enough to pass
+ * the length checks config applies to a value it can read (a JWT_SECRET needs 32 bytes), since the
+ * real value is checked by the Worker at its start, not here.
+ */
+const SET_REMOTELY = '(set in Cloudflare: its value cannot be read back here)'
 
 /** The `[vars]` of wrangler.toml as name → value (string values only, as the Worker reads them). */
 export function wranglerVars(toml: string): Record<string, string> {

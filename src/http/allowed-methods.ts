@@ -5,11 +5,13 @@ import type { Method } from './route.js'
 
 type Matcher = { pattern: RegExp; methods: Set<string> }
 
-/** A Hono path (`/api/v1/kv/:key`) as a regular expression over a request path. */
+/** A Hono path (`/api/v1/kv/:key`, `/console/*`) as a regular expression over a request path. */
 function patternOf(path: string): RegExp {
   const escaped = path
     .split('/')
-    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((segment) =>
+      segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/')
   return new RegExp(`^${escaped}/?$`)
 }

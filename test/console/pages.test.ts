@@ -73,18 +73,22 @@ describe('console pages', () => {
     }
   })
 
-  it('answers 404 for a stale hash, an unknown asset and a non-GET, never 5xx', async () => {
-    const misses: [string, RequestInit?][] = [
-      ['/console/assets/00000000/main.js'],
-      [`${ASSET_BASE}/nope.js`],
-      [`${ASSET_BASE}/..%2F..%2Fpackage.json`],
+  it('answers 404 for a stale hash or an unknown asset and 405 with Allow for a non-GET of a page, never 5xx', async () => {
+    const misses = ['/console/assets/00000000/main.js', `${ASSET_BASE}/nope.js`, `${ASSET_BASE}/..%2F..%2Fpackage.json`]
+    for (const path of misses) {
+      const res = await app.request(path)
+      expect(res.status, path).toBe(404)
+      expect(await res.json()).toMatchObject({ code: 'not_found' })
+    }
+    const wrongMethods: [string, RequestInit][] = [
       ['/', { method: 'POST', body: '{}' }],
       ['/console/queues', { method: 'DELETE' }],
     ]
-    for (const [path, init] of misses) {
+    for (const [path, init] of wrongMethods) {
       const res = await app.request(path, init)
-      expect(res.status, path).toBe(404)
-      expect(await res.json()).toMatchObject({ code: 'not_found' })
+      expect(res.status, path).toBe(405)
+      expect(res.headers.get('allow'), path).toContain('GET')
+      expect(await res.json()).toMatchObject({ code: 'method_not_allowed' })
     }
   })
 
