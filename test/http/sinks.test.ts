@@ -44,7 +44,7 @@ describe('GET /api/v1/sinks', () => {
     ])
 
     await push(app, Array.from({ length: 10 }, (_, i) => ({ queue: 'held', partition: `p${i % 2}`, payload: { i } })))
-    const engine = createSinkEngine(databaseSource(app.db, app.config, ''), directoryStore(dir), sinkOptions.parse({ sink: 'lake', queues: ['held'], windowSeconds: 1 }))
+    const engine = createSinkEngine(databaseSource(app.db, app.config, ''), directoryStore(dir), sinkOptions.parse({ sink: 'lake', queues: ['held'], windowSeconds: 1, layout: 'legacy' }))
     let row: Record<string, unknown> | undefined
     for (let i = 0; i < 40; i++) {
       await engine.runOnce(3000)
@@ -54,6 +54,7 @@ describe('GET /api/v1/sinks', () => {
     }
     expect(row).toMatchObject({ sink: 'lake', queue: 'held', ran: true, running: true, lagFrames: 0, lagSeconds: 0, framesArchived: 10, holdNamesSink: true })
     expect(row!.windowEnd).toBe((await databaseSource(app.db, app.config, '').readPointer('lake', 'held'))!.replace(/(\.\d{3})\d*Z$/, '$1Z'))
+    expect(row).toMatchObject({ format: 'jsonl', compression: 'gzip', layout: 'legacy', lastWindow: { end: expect.any(String), frames: 10 } })
     expect(row!.lastObject).toMatch(/^lake\/held\/data\/p1\/\d{8}T\d{6}\.000Z\/0{20}\.ndjson\.gz$/)
     // The hold keeps everything younger than the pointer minus 60 s; retention alone would keep 1 s.
     expect(row!.holdingRetention).toBe(true)
