@@ -30,7 +30,7 @@ const scratch = () => {
   dirs.push(dir)
   return dir
 }
-const dirOf: Record<string, string> = {}
+const dirOf = { parquet: '', jsonl: '' }
 
 beforeAll(async () => {
   app = await testApp({ database: await sinkDatabase() })
