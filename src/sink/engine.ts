@@ -144,8 +144,10 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
       if (answer.fromOffset > next) gaps.push({ partition, fromOffset: next, toOffset: answer.fromOffset - 1 })
       buffer.push(...answer.frames)
       next = answer.nextOffset
-      // An answer cut by the call's byte budget has no frames yet nextOffset = fromOffset: ask again.
-      ended = answer.frames.length === 0 && answer.nextOffset > answer.lastOffset
+      // Past the answer's lastOffset there is nothing this window can need: a frame committed after
+      // the fetch was still open at discovery, so it is created after safeTime, past any window
+      // closable now. (An answer cut by the call's byte budget has nextOffset <= lastOffset: ask again.)
+      ended = answer.nextOffset > answer.lastOffset
     }
     return {
       absorb,
@@ -181,7 +183,8 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
   type Reader = ReturnType<typeof partitionReader>
 
   /** One batched fetch call: the next page of each reader (at most MAX_FETCH_ENTRIES). */
-  async function fetchBatch(queue: string, batch: [string, Reader][], limit: number) {
+  async function fetchBatch(queue: string, all: [string, Reader][], limit: number) {
+    const batch = all.filter(([, reader]) => !reader.ended)
     if (batch.length === 0) return
     const answers = await source.fetch(
       queue,
