@@ -68,6 +68,29 @@ describe('GET /api/v1/sinks', () => {
     expect((await sinks())[0]).toMatchObject({ running: false })
   })
 
+  it('names the format, the layout and the last closed window of a lake sink, which an idle jump leaves alone', async () => {
+    await push(app, Array.from({ length: 6 }, (_, i) => ({ queue: 'lake.q', partition: `p${i % 3}`, payload: { i } })))
+    const engine = createSinkEngine(databaseSource(app.db, app.config, ''), directoryStore(dir), sinkOptions.parse({ sink: 'pq', queues: ['lake.q'], windowSeconds: 1, format: 'parquet' }))
+    let row: Record<string, unknown> | undefined
+    for (let i = 0; i < 40; i++) {
+      await engine.runOnce(3000)
+      row = (await sinks()).find((s) => s.sink === 'pq')
+      if (row?.framesArchived === 6) break
+      await sleep(200)
+    }
+    expect(row).toMatchObject({ format: 'parquet', compression: 'snappy', layout: 'hive/queue', framesArchived: 6, lastWindow: { frames: 6, objects: 1 } })
+    const window = row!.lastWindow as { start: string; end: string }
+    expect(Date.parse(window.end) - Date.parse(window.start)).toBe(1000)
+    expect(row!.lastObject).toMatch(/^queue=lake\.q\/dt=\d{4}-\d\d-\d\d\/hour=\d\d\/w-\d{16}-\d{16}-0000\.parquet$/)
+    // Idle windows move the pointer past the last window with frames, and leave that window shown.
+    await sleep(1500)
+    await engine.runOnce(3000)
+    const idle = (await sinks()).find((s) => s.sink === 'pq')!
+    expect(Date.parse(String(idle.windowEnd))).toBeGreaterThan(Date.parse(window.end))
+    expect(idle.lastWindow).toEqual(row!.lastWindow)
+    await engine.release()
+  })
+
   it('does not call a hold on a queue without age retention a hold that holds anything back', async () => {
     await app.json('POST', '/api/v1/configure', { queue: 'kept', options: { retentionSinkHold: 'lake' } })
     expect((await sinks()).find((s) => s.queue === 'kept')).toMatchObject({ ran: false, holdingRetention: false })
