@@ -83,6 +83,18 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
   const grid = windowGrid(options.windowSeconds, legacy ? 'none' : options.align)
   const format = legacy ? null : lakeFormat(options)
 
+  /** Thrown when a renewal finds another process holding the lease: the window is abandoned, never committed. */
+  class LeaseLost extends Error {}
+  // A window of a large queue takes longer than a lease lives, so the lease is renewed while it is
+  // written (before fetches, at most every third of its life), not only before each window: a
+  // lease that expired mid-window would make the commit fail and the next attempt redo it forever.
+  const renewals = new Map<string, number>()
+  async function keepLease(queue: string) {
+    if (Date.now() - (renewals.get(queue) ?? 0) < (options.leaseSeconds * 1000) / 3) return
+    if (!(await source.claim(options.sink, queue, token, options.leaseSeconds))) throw new LeaseLost()
+    renewals.set(queue, Date.now())
+  }
+
   type Names = { kind: 'legacy'; names: Layout } | { kind: 'hive'; names: HiveLayout }
   const namesFor = (queue: string): Names =>
     legacy
@@ -160,6 +172,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
       /** The next frame without consuming it; null at the end of the log. */
       async peek(): Promise<FetchedFrame | null> {
         while (buffer.length === 0 && !ended) {
+          await keepLease(queue)
           const [answer] = await source.fetch(queue, [{ partition, fromOffset: next, limit: FETCH_LIMIT, maxBytes: FETCH_MAX_BYTES }])
           absorb(answer!)
         }
@@ -186,6 +199,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
   async function fetchBatch(queue: string, all: [string, Reader][], limit: number) {
     const batch = all.filter(([, reader]) => !reader.ended)
     if (batch.length === 0) return
+    await keepLease(queue)
     const answers = await source.fetch(
       queue,
       batch.map(([partition, reader]) => ({ partition, fromOffset: reader.next, limit, maxBytes: FETCH_MAX_BYTES })),
@@ -210,7 +224,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
   }
 
   /** The legacy layout: one partition's frames of the window as gzip NDJSON parts of at most maxFrames / maxBytes. */
-  async function writeLegacyPartition(names: Layout, reader: Reader, partition: string, start: string, endMs: number): Promise<ArchivedObject[]> {
+  async function writeLegacyPartition(queue: string, names: Layout, reader: Reader, partition: string, start: string, endMs: number): Promise<ArchivedObject[]> {
     const objects: ArchivedObject[] = []
     let lines: string[] = []
     let size = 0
@@ -221,6 +235,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
       const ndjson = utf8(lines.join(''))
       const [body, sha256] = await Promise.all([gzip(ndjson), sha256Hex(ndjson)])
       const key = names.dataKey(partition, start, first)
+      await keepLease(queue)
       await store.put(key, body, 'application/x-ndjson')
       objects.push({ key, partition, firstOffset: first, lastOffset: last, count: lines.length, bytes: body.byteLength, ndjsonBytes: ndjson.byteLength, sha256 })
       lines = []
@@ -250,6 +265,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
     const flush = async () => {
       if (!encoder || encoder.rows === 0) return
       const body = await encoder.finish()
+      await keepLease(queue)
       const key =
         partition === null
           ? names.dataKey({ startMs, endMs, extension: format!.extension, part: objects.length })
@@ -284,10 +300,17 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
     const lakeObjects: LakeObject[] = []
     const partitionsWithRows = new Set<string>()
     // The next batch's first pages are fetched while this batch is written.
-    let prefetched: Promise<void> | null = batches[0] ? fetchBatch(queue, batches[0], FETCH_LIMIT) : null
+    const prefetch = (batch: [string, Reader][] | undefined) => {
+      if (!batch) return null
+      const fetching = fetchBatch(queue, batch, FETCH_LIMIT)
+      // Awaited below; until then a failure (a lost lease) must not count as unhandled.
+      fetching.catch(() => {})
+      return fetching
+    }
+    let prefetched = prefetch(batches[0])
     for (let b = 0; b < batches.length; b++) {
       await prefetched
-      prefetched = batches[b + 1] ? fetchBatch(queue, batches[b + 1]!, FETCH_LIMIT) : null
+      prefetched = prefetch(batches[b + 1])
       const batch = batches[b]!
       if (merged) {
         // One object series for the queue: rows in partition name order, then offset order.
@@ -306,7 +329,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
               const index = nextIndex++
               const [partition, reader] = batch[index]!
               if (names.kind === 'legacy') {
-                written[index] = await writeLegacyPartition(names.names, reader, partition, new Date(startMs).toISOString(), endMs)
+                written[index] = await writeLegacyPartition(queue, names.names, reader, partition, new Date(startMs).toISOString(), endMs)
               } else {
                 const series = lakeSeries(queue, names.names, startMs, endMs, partition)
                 for await (const frame of framesBefore(reader, endMs)) await series.add(rowOf(partition, frame))
@@ -335,6 +358,17 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
   async function archiveQueue(queue: string, deadline: number): Promise<QueueRun> {
     const names = namesFor(queue)
     const run: QueueRun = { queue, leased: true, windows: 0, frames: 0, objects: 0, bytes: 0, caughtUp: false, windowEnd: null }
+    try {
+      return await archiveWindows(queue, names, run, deadline)
+    } catch (error) {
+      if (!(error instanceof LeaseLost)) throw error
+      states.delete(queue)
+      run.leased = false
+      return run
+    }
+  }
+
+  async function archiveWindows(queue: string, names: Names, run: QueueRun, deadline: number): Promise<QueueRun> {
     let state = await loadState(queue, names)
     run.windowEnd = state.windowEnd
     for (;;) {
@@ -344,6 +378,7 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
         run.leased = false
         return run
       }
+      renewals.set(queue, Date.now())
       const since = state.windowEnd === null ? undefined : new Date(Date.parse(state.windowEnd) - SINCE_MARGIN_MS).toISOString()
       const found = await discover(queue, since)
       if (found.missing) {
@@ -413,11 +448,13 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
           gaps,
           offsets,
         }
+        await keepLease(queue)
         await store.put(names.names.manifestKey(windowEnd), utf8(JSON.stringify(manifest)), 'application/json')
       } else {
         // Offsets sorted by name, so the same state always encodes to the same checkpoint.
         const checkpoint: LakeCheckpoint = { windowEnd, offsets: Object.fromEntries(Object.entries(offsets).sort(byName)) }
         const checkpointKey = names.names.checkpointKey(windowEnd)
+        await keepLease(queue)
         await store.put(checkpointKey, utf8(JSON.stringify(checkpoint)), 'application/json')
         const manifest: LakeManifest = {
           version: 2,
@@ -441,9 +478,11 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
           gaps,
           checkpoint: checkpointKey,
         }
+        await keepLease(queue)
         await store.put(names.names.manifestKey(windowEnd), utf8(JSON.stringify(manifest)), 'application/json')
       }
       const lastObject = objects.at(-1)?.key
+      await keepLease(queue)
       const answer = await source.commit(options.sink, queue, token, options.leaseSeconds, windowEnd, {
         frames,
         windowEnd,

@@ -178,6 +178,30 @@ describe('the sink as a data lake', () => {
     expect(report).toMatchObject({ ok: true, frames: pushed, problems: [] })
   })
 
+  it('renews the lease while a window outlasts it, so a long window still commits', { timeout: 60_000 }, async () => {
+    const queue = 'lake.slow'
+    await push(app, Array.from({ length: 12 }, (_, i) => ({ queue, partition: 'only', payload: { i } })))
+    const dir = scratch()
+    const inner = directoryStore(dir)
+    // Every put takes 400 ms: six parts of two rows take 2.4 s, more than twice the 1 s lease.
+    const slow = { ...inner, put: async (key: string, body: Uint8Array, type: string) => (await sleep(400), inner.put(key, body, type)) }
+    const engine = createSinkEngine(source(), slow, sinkOptions.parse({ sink: 'slow', queues: [queue], windowSeconds: 1, maxFrames: 2, leaseSeconds: 1, format: 'parquet' }))
+    const last = await lastCreatedAt(queue)
+    const deadline = Date.now() + 30_000
+    let at: string | null = null
+    while (at === null || Date.parse(at) <= Date.parse(last)) {
+      if (Date.now() > deadline) throw new Error(`pointer stuck at ${at}`)
+      const [run] = await engine.runOnce(10_000)
+      expect(run!.leased).toBe(true)
+      at = await pointer('slow', queue)
+      await sleep(200)
+    }
+    await engine.release()
+    const archive = await readArchive(inner, { sink: 'slow', queue, pointer: at })
+    expect(archive.partitions.get('only')!.map((l) => l.offset)).toEqual(Array.from({ length: 12 }, (_, i) => i))
+    expect(archive.objects).toHaveLength(6)
+  })
+
   it('tells which layout a pointer belongs to when the target holds the other one', async () => {
     const engine = run('pq', dirOf.parquet, { layout: 'legacy' })
     await expect(engine.runOnce(2000)).rejects.toThrow(/run with --layout hive/)
