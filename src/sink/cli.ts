@@ -118,7 +118,8 @@ async function main(): Promise<void> {
   if (verify) {
     let ok = true
     for (const queue of sink.queues) {
-      const report = await verifyArchive(source, target.store, { ...sink, queue })
+      // Without --layout, verify reads whichever layout the pointer's manifest is in.
+      const report = await verifyArchive(source, target.store, { sink: sink.sink, queue, prefix: sink.prefix, tenant: sink.tenant, layout: parsed.layout === undefined ? undefined : sink.layout })
       console.log(JSON.stringify(report))
       ok &&= report.ok
     }
