@@ -1,7 +1,10 @@
 // `npx tsx bench/sink.ts`: the archive sink's throughput and object size on this machine (the
 // figures in docs/sink.md). Pushes FRAMES frames of an order-like JSON payload over 16 partitions
 // (BENCH_DATABASE_URL, or an embedded PostgreSQL), then times one sink process archiving all of it
-// into a temporary directory with 60 s windows, and reports frames/s and gzip bytes per frame.
+// into a temporary directory with 60 s windows, and reports frames/s and stored bytes per frame.
+// FORMATS (default `legacy,jsonl,parquet`): which writers to time, one after another over the same
+// pushed frames, each by a fresh sink name: the legacy layout, or the hive layout's gzip JSONL or
+// Parquet with per-queue windows.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -48,22 +51,30 @@ async function main() {
   console.log(`pushed ${FRAMES} frames in ${Date.now() - pushStarted} ms`)
   // Every frame must be below safeTime (5 s guard) and in a closed 60 s window before timing starts.
   await new Promise((r) => setTimeout(r, 66_000))
-  const store = directoryStore(join(tmp, 'archive'))
-  const engine = createSinkEngine(databaseSource(db, loadConfig({ LOG_LEVEL: 'silent' }, 'node'), ''), store, sinkOptions.parse({ sink: 'bench', queues: [queue], windowSeconds: 60 }))
-  const started = performance.now()
-  let frames = 0
-  let bytes = 0
-  let objects = 0
-  for (;;) {
-    const [run] = await engine.runOnce(60_000)
-    frames += run!.frames
-    bytes += run!.bytes
-    objects += run!.objects
-    if (run!.caughtUp) break
+  for (const format of (process.env.FORMATS ?? 'legacy,jsonl,parquet').split(',')) {
+    const store = directoryStore(join(tmp, format))
+    const options = sinkOptions.parse({
+      sink: `bench-${format}`,
+      queues: [queue],
+      windowSeconds: 60,
+      ...(format === 'legacy' ? { layout: 'legacy' } : { format }),
+    })
+    const engine = createSinkEngine(databaseSource(db, loadConfig({ LOG_LEVEL: 'silent' }, 'node'), ''), store, options)
+    const started = performance.now()
+    let frames = 0
+    let bytes = 0
+    let objects = 0
+    for (;;) {
+      const [run] = await engine.runOnce(60_000)
+      frames += run!.frames
+      bytes += run!.bytes
+      objects += run!.objects
+      if (run!.caughtUp) break
+    }
+    const seconds = (performance.now() - started) / 1000
+    await engine.release()
+    console.log(JSON.stringify({ format, frames, objects, seconds: Number(seconds.toFixed(2)), framesPerSecond: Math.round(frames / seconds), storedBytesPerFrame: Number((bytes / frames).toFixed(1)) }))
   }
-  const seconds = (performance.now() - started) / 1000
-  await engine.release()
-  console.log(JSON.stringify({ frames, objects, seconds: Number(seconds.toFixed(2)), framesPerSecond: Math.round(frames / seconds), gzipBytesPerFrame: Number((bytes / frames).toFixed(1)) }))
   await db.close()
   await embedded?.stop()
   rmSync(tmp, { recursive: true, force: true })

@@ -138,9 +138,14 @@ export const VARIABLES = {
   SINK_NAME: { schema: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters from A-Z a-z 0-9 . _ -'), default: 'archive', meaning: 'the archive sink\'s name: the queues\' retentionSinkHold and part of its kv pointer' },
   SINK_TENANT: { schema: z.string(), default: '', meaning: 'tenant of SINK_QUEUES' },
   SINK_PREFIX: { schema: z.string(), default: '', meaning: 'key prefix of the archive inside the bucket' },
-  SINK_WINDOW_SECONDS: { schema: int(1, 86400), default: '60', meaning: 'archive window length; one object per (partition, window)' },
+  SINK_WINDOW_SECONDS: { schema: int(1, 86400), default: '60', meaning: 'archive window length; windows never straddle SINK_ALIGN' },
+  SINK_LAYOUT: { schema: z.enum(['hive', 'legacy']), default: 'hive', meaning: 'hive: queue=/dt=/hour= keys query engines read as they are; legacy: the first per-partition gzip NDJSON layout (docs/sink.md)' },
+  SINK_FORMAT: { schema: z.enum(['jsonl', 'parquet']), default: 'jsonl', meaning: 'hive layout: JSONL lines or Parquet (Snappy) rows' },
+  SINK_COMPRESSION: { schema: z.enum(['gzip', 'none']), default: 'gzip', meaning: 'hive layout, JSONL: gzip or none' },
+  SINK_WINDOWS: { schema: z.enum(['queue', 'partition']), default: 'queue', meaning: 'hive layout: one object series per window for the queue, or per partition' },
+  SINK_ALIGN: { schema: z.enum(['hour', 'day', 'none']), default: 'hour', meaning: 'hive layout: the boundary no window straddles (dt=/hour= come from the window start)' },
   SINK_MAX_FRAMES: { schema: int(1), default: '100000', meaning: 'frames per archive object part' },
-  SINK_MAX_BYTES: { schema: int(1024), default: String(64 * MiB), meaning: 'NDJSON bytes per archive object part' },
+  SINK_MAX_BYTES: { schema: int(1024), default: String(64 * MiB), meaning: 'encoded bytes (before compression) per archive object part' },
   LOG_LEVEL: { schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', meaning: 'structured JSON logs on stdout; secrets and connection strings are never logged' },
 } satisfies Record<string, Variable>
 

@@ -110,7 +110,7 @@ $$;
 -- retentionSinkHold names a sink that never ran (the hold then protects nothing but the cap).
 -- Per sink: its pointer, lag in frames (frames created at or after the pointer, summed from
 -- segments, which share one created_at each) and in seconds (now minus the oldest such frame), the
--- last commit's summary, whether a live process holds the lease, and whether the queue's hold names
+-- last commit's summary (format, compression, layout, last window with rows, last object), whether a live process holds the lease, and whether the queue's hold names
 -- this sink and keeps frames its age cutoff would delete (floor below now - retentionSeconds).
 -- Returns: {"sinks": [...]} ordered by queue, sink. Raises nothing. Clock: p_now or clock_timestamp().
 create or replace function queen.sink_status_v1(p_tenant text, p_now timestamptz default null)
@@ -163,6 +163,10 @@ begin
       'lagFrames', v_frames,
       'lagSeconds', case when v_oldest is null then 0 else greatest(0, extract(epoch from v_now - v_oldest))::float8 end,
       'lastObject', r.progress->'lastObject',
+      'format', r.progress->'format',
+      'compression', r.progress->'compression',
+      'layout', r.progress->'layout',
+      'lastWindow', r.progress->'lastWindow',
       'committedAt', r.progress->'committedAt',
       'framesArchived', coalesce((r.progress->>'framesArchived')::bigint, 0),
       'running', r.holder is not null and r.expires_at > v_now,

@@ -1207,6 +1207,8 @@ export const CONSOLE_JS = [
   "    { label: \"Lag (frames)\", num: true, cell: (s2) => num(s2.lagFrames) },",
   "    { label: \"Lag\", num: true, cell: (s2) => duration(s2.lagSeconds) },",
   "    { label: \"Archived\", num: true, cell: (s2) => num(s2.framesArchived) },",
+  "    { label: \"Format\", cell: (s2) => s2.format ? `${s2.format}${s2.compression && s2.compression !== \"none\" ? ` (${s2.compression})` : \"\"}, ${s2.layout ?? \"\"}` : \"\\u2013\" },",
+  "    { label: \"Last closed window\", cell: (s2) => s2.lastWindow ? h(\"span\", {}, time(s2.lastWindow.start), \" \\u2013 \", time(s2.lastWindow.end), ` (${s2.lastWindow.frames} frames)`) : \"\\u2013\" },",
   "    { label: \"Last object\", cell: (s2) => s2.lastObject ? h(\"code\", {}, s2.lastObject) : \"\\u2013\" },",
   "    { label: \"Hold\", cell: (s2) => !s2.holdNamesSink ? \"no hold\" : s2.holdingRetention ? h(\"span\", { class: \"badge stale\" }, \"holding retention\") : \"not holding\" }",
   "  ], sinks, \"No sink has run and no queue names one in retentionSinkHold.\");",

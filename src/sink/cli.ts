@@ -16,8 +16,13 @@ import { verifyArchive } from './verify.js'
 const USAGE = `usage: npm run sink -- [verify] --queue Q [--queue Q2 ...] --to DIR|s3://bucket/prefix
   --name NAME            sink name, the queues' retentionSinkHold (default archive)
   --window-seconds N     window length (default 60)
+  --layout hive|legacy   hive: queue=/dt=/hour= keys (default); legacy: the first per-partition layout
+  --format jsonl|parquet hive layout: JSONL lines or Parquet rows (default jsonl)
+  --compression gzip|none  hive layout, JSONL: (default gzip; Parquet pages are Snappy)
+  --windows queue|partition  hive layout: one object series per window for the queue (default) or per partition
+  --align hour|day|none  hive layout: the boundary no window straddles (default hour)
   --max-frames N         frames per object part (default 100000)
-  --max-bytes N          NDJSON bytes per object part (default 67108864)
+  --max-bytes N          encoded bytes per object part, before compression (default 67108864)
   --lease-seconds N      lease lifetime (default 30)
   --poll-ms N            pause when caught up (default 1000)
   --tenant T             tenant of the queues (default '')
@@ -44,6 +49,11 @@ async function main(): Promise<void> {
         to: { type: 'string' },
         name: { type: 'string', default: 'archive' },
         'window-seconds': { type: 'string' },
+        layout: { type: 'string' },
+        format: { type: 'string' },
+        compression: { type: 'string' },
+        windows: { type: 'string' },
+        align: { type: 'string' },
         'max-frames': { type: 'string' },
         'max-bytes': { type: 'string' },
         'lease-seconds': { type: 'string' },
@@ -71,6 +81,11 @@ async function main(): Promise<void> {
     queues: parsed.queue ?? [],
     tenant: parsed.tenant,
     windowSeconds: number('window-seconds', parsed['window-seconds']),
+    layout: parsed.layout,
+    format: parsed.format,
+    compression: parsed.compression,
+    windows: parsed.windows,
+    align: parsed.align,
     maxFrames: number('max-frames', parsed['max-frames']),
     maxBytes: number('max-bytes', parsed['max-bytes']),
     leaseSeconds: number('lease-seconds', parsed['lease-seconds']),
@@ -103,7 +118,8 @@ async function main(): Promise<void> {
   if (verify) {
     let ok = true
     for (const queue of sink.queues) {
-      const report = await verifyArchive(source, target.store, { sink: sink.sink, queue, prefix: sink.prefix })
+      // Without --layout, verify reads whichever layout the pointer's manifest is in.
+      const report = await verifyArchive(source, target.store, { sink: sink.sink, queue, prefix: sink.prefix, tenant: sink.tenant, layout: parsed.layout === undefined ? undefined : sink.layout })
       console.log(JSON.stringify(report))
       ok &&= report.ok
     }
@@ -118,7 +134,7 @@ async function main(): Promise<void> {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
-  log.info('sink started', { sink: sink.sink, queues: sink.queues, target: target.store.describe, windowSeconds: sink.windowSeconds })
+  log.info('sink started', { sink: sink.sink, queues: sink.queues, target: target.store.describe, windowSeconds: sink.windowSeconds, layout: sink.layout, format: sink.format })
   while (!stopping) {
     let idle = true
     try {

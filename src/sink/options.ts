@@ -8,11 +8,21 @@ export const sinkOptions = z.object({
   sink: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters from A-Z a-z 0-9 . _ -'),
   queues: z.array(z.string().min(1)).min(1),
   tenant: z.string().default(''),
-  /** Window length: windows are [k*w, (k+1)*w) of createdAt, aligned to the epoch. */
+  /** Window length. Under the hive layout windows restart at every `align` boundary, so none straddles it; the legacy layout's are [k*w, (k+1)*w) from the epoch. */
   windowSeconds: z.number().int().min(1).max(86_400).default(60),
-  /** An object of one (partition, window) is split into parts of at most this many frames... */
+  /** Where objects go: `hive` (queue=/dt=/hour= keys a query engine reads as they are) or `legacy` (the first layout, per partition, gzip NDJSON only). */
+  layout: z.enum(['hive', 'legacy']).default('hive'),
+  /** hive layout only: JSONL lines or Parquet rows, the same five fields (docs/sink.md). */
+  format: z.enum(['jsonl', 'parquet']).default('jsonl'),
+  /** hive layout, JSONL only: gzip or none (Parquet pages are always Snappy). */
+  compression: z.enum(['gzip', 'none']).default('gzip'),
+  /** hive layout only: one object series per window for the whole queue, or one per partition. */
+  windows: z.enum(['queue', 'partition']).default('queue'),
+  /** hive layout only: the boundary no window straddles, and what dt=/hour= are taken from. */
+  align: z.enum(['hour', 'day', 'none']).default('hour'),
+  /** An object of one window (of a queue, or of a partition) is split into parts of at most this many frames... */
   maxFrames: z.number().int().min(1).max(10_000_000).default(100_000),
-  /** ...and at most this many NDJSON bytes (before gzip; a single larger frame gets a part of its own). */
+  /** ...and at most this many bytes of encoded rows (before compression; a single larger frame gets a part of its own). */
   maxBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
   /** Key prefix inside the target. */
   prefix: z.string().default(''),

@@ -55,7 +55,7 @@ describe.skipIf(!hasBrowser)('the sinks page in Chromium', () => {
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('never ran')
 
     expect((await broker.json('POST', '/api/v1/push', { items: [{ queue: 'ledger', partition: 'a', payload: { n: 1 } }] })).status).toBe(201)
-    const engine = createSinkEngine(databaseSource(app.db, app.config, ''), directoryStore(dir), sinkOptions.parse({ sink: 'vault', queues: ['ledger'], windowSeconds: 1 }))
+    const engine = createSinkEngine(databaseSource(app.db, app.config, ''), directoryStore(dir), sinkOptions.parse({ sink: 'vault', queues: ['ledger'], windowSeconds: 1, layout: 'legacy' }))
     for (let i = 0; i < 40; i++) {
       const runs = await engine.runOnce(3000)
       if (runs[0]!.frames > 0 || (await app.json('GET', '/api/v1/sinks')).body.sinks[0].framesArchived > 0) break
@@ -66,6 +66,9 @@ describe.skipIf(!hasBrowser)('the sinks page in Chromium', () => {
     const text = (await row.textContent())!
     expect(text).toContain('holding retention')
     expect(text).toContain('vault/ledger/data/a/')
+    // What the last commit wrote, and its last window with frames.
+    expect(text).toContain('jsonl (gzip), legacy')
+    expect(text).toContain('(1 frames)')
     await engine.release()
     await page.close()
     expect(errors).toEqual([])

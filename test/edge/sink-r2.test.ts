@@ -1,7 +1,8 @@
 // The Workers sink: the real worker bundle in workerd (miniflare) with miniflare's R2 as the
 // SINK_BUCKET binding, over a real PostgreSQL through the WebSocket bridge. scheduled() archives
 // SINK_QUEUES into the bucket; the archive is then read back from R2 in Node and held against
-// fetch by the same verify the Node command runs.
+// fetch by the same verify the Node command runs. Twice: the hive layout writing Parquet with
+// per-queue windows (the pure-JS Parquet writer must run in workerd), and the legacy layout.
 import { rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable } from 'node:stream'
@@ -22,31 +23,38 @@ let bundle: WorkerBundle
 let database: TestDatabase
 let bridge: WsBridge
 let mf: Miniflare
+let legacyMf: Miniflare
+let lakeMf: Miniflare
+let worker: (bindings: Record<string, string>) => Miniflare
 let db: Database
 let output = ''
 
 beforeAll(async () => {
   bundle = buildWorker()
   ;[database, bridge] = await Promise.all([sinkDatabase(), startWsBridge()])
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: bundle.scriptPath,
-    modulesRoot: dirname(bundle.scriptPath),
-    compatibilityDate: bundle.compatibilityDate,
-    compatibilityFlags: bundle.compatibilityFlags,
-    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, SINK_QUEUES: 'edge.archive', SINK_NAME: 'r2lake', SINK_WINDOW_SECONDS: '1', SINK_PREFIX: 'archive' },
-    r2Buckets: ['SINK_BUCKET'],
-    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-      stdout.on('data', (chunk: Buffer) => (output += String(chunk)))
-      stderr.on('data', (chunk: Buffer) => (output += String(chunk)))
-    },
-  })
+  worker = (bindings: Record<string, string>) =>
+    new Miniflare({
+      modules: true,
+      scriptPath: bundle.scriptPath,
+      modulesRoot: dirname(bundle.scriptPath),
+      compatibilityDate: bundle.compatibilityDate,
+      compatibilityFlags: bundle.compatibilityFlags,
+      bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, SINK_WINDOW_SECONDS: '1', SINK_PREFIX: 'archive', ...bindings },
+      r2Buckets: ['SINK_BUCKET'],
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+        stdout.on('data', (chunk: Buffer) => (output += String(chunk)))
+        stderr.on('data', (chunk: Buffer) => (output += String(chunk)))
+      },
+    })
+  mf = worker({ SINK_QUEUES: 'edge.archive', SINK_NAME: 'r2lake', SINK_LAYOUT: 'legacy' })
+  legacyMf = mf
   await mf.ready
   db = createDatabase(createNodePool({ connectionString: database.url, max: 2 }), { longLived: true })
 }, 120_000)
 
 afterAll(async () => {
-  await mf?.dispose()
+  await legacyMf?.dispose()
+  await lakeMf?.dispose()
   await db?.close()
   await bridge?.close()
   await database?.drop()
@@ -81,13 +89,52 @@ it('archives a live queue into the R2 binding from scheduled(), and verify passe
   }
   const bucket = (await mf.getR2Bucket('SINK_BUCKET')) as unknown as R2BucketLike
   const store = r2Store(bucket)
-  const archive = await readArchive(store, { prefix: 'archive', sink: 'r2lake', queue: 'edge.archive', pointer })
+  const archive = await readArchive(store, { prefix: 'archive', sink: 'r2lake', queue: 'edge.archive', pointer, layout: 'legacy' })
   for (const [partition, payloads] of sent) {
     expect(archive.partitions.get(partition)!.map((l) => l.offset)).toEqual(payloads.map((_, i) => i))
     expect(archive.partitions.get(partition)!.map((l) => l.payload)).toEqual(payloads)
   }
   expect(archive.objects.every((key) => key.startsWith('archive/r2lake/edge.archive/data/'))).toBe(true)
-  const report = await verifyArchive(source, store, { sink: 'r2lake', queue: 'edge.archive', prefix: 'archive' })
+  const report = await verifyArchive(source, store, { sink: 'r2lake', queue: 'edge.archive', prefix: 'archive', layout: 'legacy' })
+  expect(report).toMatchObject({ ok: true, frames: 60, problems: [] })
+  expect(output).not.toMatch(/sink failed|sink not run/)
+})
+
+it('archives a queue as Parquet under the hive layout from scheduled(), one object series per window for the queue', { timeout: 90_000 }, async () => {
+  lakeMf = worker({ SINK_QUEUES: 'edge.lake', SINK_NAME: 'r2parquet', SINK_FORMAT: 'parquet' })
+  await lakeMf.ready
+  const source = databaseSource(db, loadConfig({ LOG_LEVEL: 'silent' }, 'node'), '')
+  const sent = new Map<string, unknown[]>()
+  for (let round = 0; round < 3; round++) {
+    const items = Array.from({ length: 20 }, (_, i) => ({ queue: 'edge.lake', partition: `p${i % 4}`, payload: { round, i } }))
+    for (const item of items) sent.set(item.partition, [...(sent.get(item.partition) ?? []), item.payload])
+    const res = await lakeMf.dispatchFetch('http://edge.test/api/v1/push', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) })
+    expect(res.status).toBe(201)
+    await res.arrayBuffer()
+    await sleep(400)
+  }
+  const [{ last }] = (await database.sql<{ last: Date }>(
+    `select max(s.created_at) as last from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'edge.lake'`,
+  )) as [{ last: Date }]
+  const scheduled = await lakeMf.getWorker()
+  const deadline = Date.now() + 30_000
+  let pointer: string | null = null
+  while (pointer === null || Date.parse(pointer) <= last.getTime()) {
+    if (Date.now() > deadline) throw new Error(`the Worker's sink did not catch up (pointer ${pointer}):\n${output}`)
+    await sleep(500)
+    await scheduled.scheduled({ cron: '* * * * *' })
+    await sleep(300)
+    pointer = await source.readPointer('r2parquet', 'edge.lake')
+  }
+  const store = r2Store((await lakeMf.getR2Bucket('SINK_BUCKET')) as unknown as R2BucketLike)
+  const archive = await readArchive(store, { prefix: 'archive', sink: 'r2parquet', queue: 'edge.lake', pointer })
+  for (const [partition, payloads] of sent) {
+    expect(archive.partitions.get(partition)!.map((l) => l.offset)).toEqual(payloads.map((_, i) => i))
+    expect(archive.partitions.get(partition)!.map((l) => l.payload)).toEqual(payloads)
+  }
+  expect(archive.objects.length).toBeGreaterThan(0)
+  expect(archive.objects.every((key) => /^archive\/queue=edge\.lake\/dt=[\d-]+\/hour=\d\d\/w-\d{16}-\d{16}-\d{4}\.parquet$/.test(key))).toBe(true)
+  const report = await verifyArchive(source, store, { sink: 'r2parquet', queue: 'edge.lake', prefix: 'archive' })
   expect(report).toMatchObject({ ok: true, frames: 60, problems: [] })
   expect(output).not.toMatch(/sink failed|sink not run/)
 })

@@ -1,8 +1,12 @@
 // Helpers for the archive sink's tests: a database whose safeTime has no guard (so windows close
 // within a second of a push, and a wrong order shows at once instead of hiding behind 5 s), and an
-// archive reader written independently of src/sink/verify.ts, which is itself under test.
+// archive reader written independently of src/sink/verify.ts, which is itself under test (it reads
+// Parquet with hyparquet's reader, not the sink's own decode).
 import { gunzipSync } from 'node:zlib'
+import { parquetReadObjects } from 'hyparquet'
+import { hiveLayout } from '../../src/sink/layout-hive.js'
 import { layout } from '../../src/sink/layout.js'
+import type { LakeManifest } from '../../src/sink/manifest-lake.js'
 import type { Manifest } from '../../src/sink/manifest.js'
 import type { ObjectStore } from '../../src/sink/store.js'
 import { freshDatabase, type TestDatabase } from './database.js'
@@ -20,15 +24,44 @@ export interface ArchivedLine {
   payload: unknown
 }
 
-/** The committed archive as a reader sees it: the pointer's manifest chain, every object's lines per partition, in archive order. */
-export async function readArchive(store: ObjectStore, args: { prefix?: string; sink: string; queue: string; pointer: string | null }) {
-  const names = layout(args.prefix ?? '', args.sink, args.queue)
-  const byEnd = new Map<string, Manifest>()
-  for (const key of await store.list(names.manifestPrefix)) {
-    const m = JSON.parse(Buffer.from((await store.get(key))!).toString('utf8')) as Manifest
+type AnyManifest = (Manifest | LakeManifest) & { objects: { key: string; partition: string; count: number; firstOffset: number; lastOffset: number }[] }
+
+/** One hive object's rows, read with the reader a data team would use for the format. */
+async function lakeRows(key: string, bytes: Buffer): Promise<(ArchivedLine & { partition: string })[]> {
+  if (key.endsWith('.parquet')) {
+    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+    const rows = await parquetReadObjects({ file, parsers: { timestampFromMicroseconds: (v: bigint | number) => BigInt(v) as never } })
+    return rows.map((r) => {
+      const us = r.ts as bigint
+      const createdAt = `${new Date(Number(us / 1000n)).toISOString().slice(0, 19)}.${String(us % 1_000_000n).padStart(6, '0')}Z`
+      return { partition: String(r.partition), offset: Number(r.offset), transactionId: String(r.transaction_id), createdAt, payload: r.payload === null ? null : JSON.parse(String(r.payload)) }
+    })
+  }
+  const text = (key.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const row = JSON.parse(l) as { partition: string; offset: number; transactionId: string; ts: string; payload: unknown }
+      return { partition: row.partition, offset: row.offset, transactionId: row.transactionId, createdAt: row.ts, payload: row.payload }
+    })
+}
+
+/**
+ * The committed archive as a reader sees it: the pointer's manifest chain, every object's lines per
+ * partition, in archive order. `layout` hive reads the queue=/dt=/hour= layout (the default), legacy the first one.
+ */
+export async function readArchive(store: ObjectStore, args: { prefix?: string; sink: string; queue: string; pointer: string | null; layout?: 'hive' | 'legacy'; tenant?: string }) {
+  const legacy = args.layout === 'legacy'
+  const manifestPrefix = legacy
+    ? layout(args.prefix ?? '', args.sink, args.queue).manifestPrefix
+    : hiveLayout({ prefix: args.prefix ?? '', tenant: args.tenant ?? '', queue: args.queue, align: 'hour' }).manifestPrefix
+  const byEnd = new Map<string, AnyManifest>()
+  for (const key of await store.list(manifestPrefix)) {
+    const m = JSON.parse(Buffer.from((await store.get(key))!).toString('utf8')) as AnyManifest
     byEnd.set(m.windowEnd, m)
   }
-  const chain: Manifest[] = []
+  const chain: AnyManifest[] = []
   for (let at = args.pointer; at !== null; ) {
     const m = byEnd.get(at)
     if (!m) throw new Error(`no manifest for ${at}`)
@@ -40,12 +73,18 @@ export async function readArchive(store: ObjectStore, args: { prefix?: string; s
   for (const m of chain) {
     for (const o of m.objects) {
       objects.push(o.key)
-      const lines = gunzipSync((await store.get(o.key))!)
-        .toString('utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as ArchivedLine)
-      partitions.set(o.partition, [...(partitions.get(o.partition) ?? []), ...lines])
+      const bytes = Buffer.from((await store.get(o.key))!)
+      const rows = legacy
+        ? gunzipSync(bytes)
+            .toString('utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => ({ ...(JSON.parse(l) as ArchivedLine), partition: o.partition! }))
+        : await lakeRows(o.key, bytes)
+      for (const { partition, ...line } of rows) {
+        if (!partitions.has(partition)) partitions.set(partition, [])
+        partitions.get(partition)!.push(line)
+      }
     }
   }
   return { chain, partitions, objects, gaps: chain.flatMap((m) => m.gaps) }

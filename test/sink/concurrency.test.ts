@@ -57,7 +57,8 @@ describe('sink concurrency', () => {
   it('two processes of one sink name never write conflicting objects, and the pointer never moves back', async () => {
     const dir = scratch()
     const puts = new Map<string, Set<string>>()
-    const options = sinkOptions.parse({ sink: 'twin', queues: ['twins'], windowSeconds: 1, maxFrames: 5, leaseSeconds: 1 })
+    // Parquet, the format with the most settings that could move a byte between two writers.
+    const options = sinkOptions.parse({ sink: 'twin', queues: ['twins'], windowSeconds: 1, maxFrames: 5, leaseSeconds: 1, format: 'parquet' })
     // Process a starts first and stalls on its 4th put for longer than its lease, so b (which never
     // stalls) takes over mid-window while a is still going to write that window's objects.
     let aPuts = 0

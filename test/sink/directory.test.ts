@@ -31,7 +31,8 @@ afterAll(async () => {
 })
 
 const source = () => databaseSource(app.db, app.config, '')
-const engineFor = (input: SinkOptionsInput) => createSinkEngine(source(), directoryStore(dir), sinkOptions.parse(input))
+// The legacy layout: this file pins the first layout, which stays readable and writable (--layout legacy).
+const engineFor = (input: SinkOptionsInput) => createSinkEngine(source(), directoryStore(dir), sinkOptions.parse({ layout: 'legacy', ...input }))
 const pointer = async (sink: string, queue: string) => source().readPointer(sink, queue)
 
 /** Runs the engine until its pointer is past `instant` (every frame created before it is archived). */
@@ -76,7 +77,7 @@ describe('sink with the directory driver', () => {
     const engine = engineFor({ sink: 'lake', queues: ['orders'], windowSeconds: 1, maxFrames: 7 })
     const at = await archiveUntil(engine, 'lake', 'orders', await lastCreatedAt('orders'))
 
-    const archive = await readArchive(directoryStore(dir), { sink: 'lake', queue: 'orders', pointer: at })
+    const archive = await readArchive(directoryStore(dir), { sink: 'lake', queue: 'orders', pointer: at, layout: 'legacy' })
     expect([...archive.partitions.keys()].sort()).toEqual(['p0', 'p1', 'p2', 'p3'])
     for (const [partition, lines] of archive.partitions) {
       expect(lines.map((l) => l.offset)).toEqual(lines.map((_, i) => i))
@@ -98,7 +99,7 @@ describe('sink with the directory driver', () => {
     const before = new Map<string, string>()
     for (const key of await store.list('lake/orders/data/')) before.set(key, Buffer.from((await store.get(key))!).toString('base64'))
     const at = (await pointer('lake', 'orders'))!
-    const chain = (await readArchive(store, { sink: 'lake', queue: 'orders', pointer: at })).chain
+    const chain = (await readArchive(store, { sink: 'lake', queue: 'orders', pointer: at, layout: 'legacy' })).chain
     // Back to the end of the first window that held frames, as if every later commit had been lost.
     const rewind = chain.find((m) => m.objects.length > 0)!.windowEnd
     await app.json('PUT', `/api/v1/kv/${encodeURIComponent(pointerKey('lake', 'orders'))}`, { value: { windowEnd: rewind } })
@@ -113,7 +114,7 @@ describe('sink with the directory driver', () => {
   it('verify reports an object whose content no longer matches its manifest, and a frame left out', async () => {
     const store = directoryStore(dir)
     const at = (await pointer('lake', 'orders'))!
-    const archive = await readArchive(store, { sink: 'lake', queue: 'orders', pointer: at })
+    const archive = await readArchive(store, { sink: 'lake', queue: 'orders', pointer: at, layout: 'legacy' })
     const victim = archive.chain.flatMap((m) => m.objects).find((o) => o.count >= 2)!
     const original = (await store.get(victim.key))!
     const lines = gunzipSync(original).toString('utf8').split('\n').filter(Boolean)

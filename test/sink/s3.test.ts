@@ -39,19 +39,19 @@ describe('sink with the S3-compatible driver', () => {
     expect(target.prefix).toBe('queen edge/')
     await push(app, Array.from({ length: 30 }, (_, i) => ({ queue: 'bills/2026', partition: `p ${i % 3}`, payload: { i } })))
     const source = databaseSource(app.db, app.config, '')
-    const engine = createSinkEngine(source, target.store, sinkOptions.parse({ sink: 's3lake', queues: ['bills/2026'], windowSeconds: 1, prefix: target.prefix, maxFrames: 4 }))
+    const engine = createSinkEngine(source, target.store, sinkOptions.parse({ sink: 's3lake', queues: ['bills/2026'], windowSeconds: 1, prefix: target.prefix, maxFrames: 4, layout: 'legacy' }))
     let pointer: string | null = null
     for (let i = 0; i < 50; i++) {
       const [run] = await engine.runOnce(3000)
       pointer = run!.windowEnd
-      if (run!.frames > 0 || (pointer && (await readArchive(target.store, { prefix: target.prefix, sink: 's3lake', queue: 'bills/2026', pointer })).objects.length > 0)) break
+      if (run!.frames > 0 || (pointer && (await readArchive(target.store, { prefix: target.prefix, sink: 's3lake', queue: 'bills/2026', pointer, layout: 'legacy' })).objects.length > 0)) break
       await sleep(200)
     }
     await engine.release()
     expect(s3.refused).toBe(0)
     // Names with '/' and spaces stay one path segment each.
     expect([...s3.objects.keys()].some((k) => k.startsWith('archive/queen edge/s3lake/bills%2F2026/data/p%202/'))).toBe(true)
-    const archive = await readArchive(target.store, { prefix: target.prefix, sink: 's3lake', queue: 'bills/2026', pointer })
+    const archive = await readArchive(target.store, { prefix: target.prefix, sink: 's3lake', queue: 'bills/2026', pointer, layout: 'legacy' })
     expect([...archive.partitions.values()].flat().length).toBe(30)
     expect(await verifyArchive(source, target.store, { sink: 's3lake', queue: 'bills/2026', prefix: target.prefix })).toMatchObject({ ok: true, frames: 30 })
   })

@@ -15,6 +15,10 @@ interface SinkRow {
   lagSeconds: number | null
   framesArchived: number
   lastObject: string | null
+  format?: string | null
+  compression?: string | null
+  layout?: string | null
+  lastWindow?: { start: string; end: string; frames: number; objects: number } | null
   holdNamesSink: boolean
   holdingRetention: boolean
 }
@@ -29,6 +33,8 @@ export async function sinksView(): Promise<Child[]> {
     { label: 'Lag (frames)', num: true, cell: (s) => num(s.lagFrames) },
     { label: 'Lag', num: true, cell: (s) => duration(s.lagSeconds) },
     { label: 'Archived', num: true, cell: (s) => num(s.framesArchived) },
+    { label: 'Format', cell: (s) => (s.format ? `${s.format}${s.compression && s.compression !== 'none' ? ` (${s.compression})` : ''}, ${s.layout ?? ''}` : '–') },
+    { label: 'Last closed window', cell: (s) => (s.lastWindow ? h('span', {}, time(s.lastWindow.start), ' – ', time(s.lastWindow.end), ` (${s.lastWindow.frames} frames)`) : '–') },
     { label: 'Last object', cell: (s) => (s.lastObject ? h('code', {}, s.lastObject) : '–') },
     { label: 'Hold', cell: (s) => (!s.holdNamesSink ? 'no hold' : s.holdingRetention ? h('span', { class: 'badge stale' }, 'holding retention') : 'not holding') },
   ], sinks, 'No sink has run and no queue names one in retentionSinkHold.')

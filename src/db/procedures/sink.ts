@@ -11,6 +11,12 @@ export const sinkStatusRow = z.object({
   lagFrames: z.number().int(),
   lagSeconds: z.number(),
   lastObject: z.string().nullable().optional(),
+  /** What the last commit wrote: jsonl or parquet, its compression, and hive/queue, hive/partition or legacy. */
+  format: z.string().nullable().optional(),
+  compression: z.string().nullable().optional(),
+  layout: z.string().nullable().optional(),
+  /** The last closed window that held frames (a jump over idle windows moves windowEnd only). */
+  lastWindow: z.object({ start: z.string(), end: z.string(), frames: z.number().int(), objects: z.number().int() }).nullable().optional(),
   committedAt: z.string().nullable().optional(),
   framesArchived: z.number().int(),
   running: z.boolean(),
