@@ -107,7 +107,7 @@ describe.skipIf(!hasBrowser)('the KV and Timers pages in Chromium', { timeout: 9
     expect(await page.getByTestId('timer-user/1/a').textContent()).toContain('p1')
 
     await page.getByTestId('timers-prefix').fill('user/1/')
-    await page.getByTestId('timers-prefix').press('Enter')
+    await page.getByRole('button', { name: 'Count' }).click()
     await expect.poll(() => page.getByTestId('timers-count').textContent(), POLL).toContain('2 pending timers with keys starting "user/1/"')
 
     await page.getByTestId('timer-user/1/a').getByRole('link', { name: 'peek' }).click()

@@ -31,11 +31,11 @@ interface KvPage {
 
 const pagePath = (namespace: string, after?: string) => '/console/kv?namespace=' + seg(namespace) + (after !== undefined ? '&after=' + seg(after) : '')
 
-/** The value's JSON cut to one line; the whole value opens below it. */
+/** The value's JSON cut to one line; the whole value opens below it. A namespace holds no '/', so the data-key is unique. */
 function valueCell(row: KvRow, namespace: string): Child {
   const text = JSON.stringify(row.value) ?? 'null'
   const preview = text.length > PREVIEW_CHARS ? text.slice(0, PREVIEW_CHARS) + '…' : text
-  return h('details', { 'data-key': 'kv-value-' + namespace + '\u0000' + row.key }, h('summary', {}, h('code', {}, preview)),
+  return h('details', { 'data-key': 'kv-value-' + namespace + '/' + row.key }, h('summary', {}, h('code', {}, preview)),
     h('pre', { class: 'payload' }, JSON.stringify(row.value, null, 2)))
 }
 

@@ -66,9 +66,9 @@ function cancelButton(queue: string, t: { timerKey: string; deliverAt: string },
 }
 
 /** A form whose one field goes into the address as name=value. */
-function addressForm(label: string, name: string, value: string, testid: string, go: (value: string) => void, list?: string): HTMLFormElement {
+function addressForm(label: string, button: string, name: string, value: string, testid: string, go: (value: string) => void, list?: string): HTMLFormElement {
   const input = h('input', { type: 'text', name, value, list: list ?? null, 'data-key': testid, 'data-testid': testid, 'aria-label': label, size: 30 })
-  const form = h('form', { method: 'post', class: 'inline-form' }, h('label', {}, label + ' ', input), h('button', { type: 'submit' }, 'Show'))
+  const form = h('form', { method: 'post', class: 'inline-form' }, h('label', {}, label + ' ', input), h('button', { type: 'submit' }, button))
   form.addEventListener('submit', (event) => {
     event.preventDefault()
     if (input.value.trim()) go(input.value.trim())
@@ -95,7 +95,7 @@ export async function timersView(params: URLSearchParams, navigate: Navigate): P
   const queue = params.get('queue')
   const { queues } = await api<QueueListing>('/api/v1/resources/queues')
   const names = h('datalist', { id: 'timer-queues' }, queues.map((q) => h('option', { value: q.name })))
-  const chooser = addressForm('Queue', 'queue', queue ?? '', 'timers-queue', (name) => navigate(pagePath(name)), 'timer-queues')
+  const chooser = addressForm('Queue', 'Show', 'queue', queue ?? '', 'timers-queue', (name) => navigate(pagePath(name)), 'timer-queues')
   if (queue === null) {
     return [h('h1', {}, 'Timers'), h('p', { class: 'muted' }, 'Pending timers are kept per destination queue; choose one.'), chooser, names]
   }
@@ -118,7 +118,7 @@ export async function timersView(params: URLSearchParams, navigate: Navigate): P
     ...(caps.write ? [{ label: 'Action', cell: (t: TimerRow) => cancelButton(queue, t, 'cancel-timer-' + t.timerKey, navigate) }] : []),
   ], page.rows, after === null ? 'No pending timers on this queue.' : 'No timers after ' + after + '.', (t) => ({ 'data-testid': 'timer-' + t.timerKey }))
   list.setAttribute('data-testid', 'timers')
-  const countForm = addressForm('Count keys starting with', 'prefix', prefix ?? '', 'timers-prefix', (p) => navigate(pagePath(queue, { prefix: p })))
+  const countForm = addressForm('Count keys starting with', 'Count', 'prefix', prefix ?? '', 'timers-prefix', (p) => navigate(pagePath(queue, { prefix: p })))
   return [
     h('h1', {}, 'Timers of ', queue),
     chooser, names,
