@@ -24,6 +24,8 @@ export function shellHtml(assetBase: string): string {
     <a href="/console/streams" data-nav data-section="/console/streams">Streams</a>
     <a href="/console/sinks" data-nav data-section="/console/sinks">Sinks</a>
     <a href="/console/ephemeral" data-nav data-section="/console/ephemeral">Ephemeral</a>
+    <a href="/console/kv" data-nav data-section="/console/kv">KV</a>
+    <a href="/console/timers" data-nav data-section="/console/timers">Timers</a>
     <a href="/console/traces" data-nav data-section="/console/traces">Traces</a>
     <a href="/console/system" data-nav data-section="/console/system">System</a>
     <a href="/console/placements" data-nav data-section="/console/placements">Placements</a>

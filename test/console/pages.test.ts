@@ -23,7 +23,7 @@ const app = createApp({ config, log: createLogger('silent'), database: () => unt
 
 describe('console pages', () => {
   it('serves the shell at / and at every /console path, uncached, without a token or tenant', async () => {
-    for (const path of ['/', '/console', '/console/', '/console/queues', '/console/queues/orders', '/console/queues/a%2Fb/edit', '/console/dlq?queue=x', '/console/workload?groupBy=task', '/console/groups/g']) {
+    for (const path of ['/', '/console', '/console/', '/console/queues', '/console/queues/orders', '/console/queues/a%2Fb/edit', '/console/dlq?queue=x', '/console/workload?groupBy=task', '/console/groups/g', '/console/kv?namespace=n', '/console/timers?queue=q']) {
       const res = await app.request(path)
       expect(res.status, path).toBe(200)
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')

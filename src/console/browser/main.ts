@@ -11,12 +11,14 @@ import { ephemeralView } from './ephemeral.js'
 import { groupView, groupsView } from './groups.js'
 import { createLive } from './live.js'
 import { findView, messageView, partitionView } from './messages.js'
+import { kvView } from './kv.js'
 import { placementsView } from './placements.js'
 import { queueView } from './queue.js'
 import { queuesView } from './queues.js'
 import { sinksView } from './sinks.js'
 import { streamsView } from './streams.js'
 import { systemView } from './system.js'
+import { timersView } from './timers.js'
 import { traceNamesView, traceView } from './traces.js'
 import { workloadView } from './workload.js'
 
@@ -66,6 +68,8 @@ function route(url: URL): Route | null {
   if (section === 'streams' && parts.length === 2) return liveView('Streams', () => streamsView())
   if (section === 'sinks' && parts.length === 2) return liveView('Archive sinks', () => sinksView())
   if (section === 'ephemeral' && parts.length === 2) return liveView('Ephemeral queues', () => ephemeralView())
+  if (section === 'kv' && parts.length === 2) return liveView(['Key/value store', q.get('namespace') !== null ? ' / ' + q.get('namespace') : ''], () => kvView(q))
+  if (section === 'timers' && parts.length === 2) return liveView(['Timers', q.get('queue') !== null ? ' of ' + q.get('queue') : ''], () => timersView(q, navigate))
   if (section === 'system' && parts.length === 2) return liveView('System', () => systemView(navigate))
   if (section === 'placements' && parts.length === 2) return liveView('Placements', () => placementsView(navigate))
   return null
