@@ -476,6 +476,9 @@ begin
          where not ((select exists (select 1 from log_tombstones t
                                      where t.partition_id = r.pid and t.frame_offset between v_lo and v_hi))
                     and exists (select 1 from log_tombstones t where t.partition_id = r.pid and t.frame_offset = sl.off))
+           -- Frames above the frontier this group already settled (acked, or dead-lettered) are not
+           -- delivered again; the frontier frame itself never is one. Conflation reads one frame.
+           and (r.conflate or not (sl.off = any (v_c.acked_set)))
       ), measured as (
         select z.*, row_number() over (order by z.off) as rn, sum(z.len) over (order by z.off) as cum from sized z
       )

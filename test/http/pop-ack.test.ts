@@ -165,8 +165,9 @@ describe('ack', () => {
       ...acksOf([round1.messages[2]!]),
     ])
     expect(res.map((r) => [r.success, r.leaseReleased])).toEqual([[true, false], [true, true], [true, false]])
+    // Offset 2 was already settled, so the next round holds only the failed frame.
     const round2 = await pop(app, 'midfail', { batch: 3 })
-    expect(round2.messages.map((m) => [m.offset, m.retryCount])).toEqual([[1, 1], [2, 0]])
+    expect(round2.messages.map((m) => [m.offset, m.retryCount])).toEqual([[1, 1]])
     await ack(app, acksOf(round2.messages))
     expect(await cursor('midfail')).toMatchObject({ committed: 3, acked: [], lease: null })
   })
