@@ -3,49 +3,18 @@
 // replay move a row (moved, duplicate, gone, maintenance), purge and the message delete remove only
 // dead-letter rows, and workload, dlq-signatures, partition-liveness, retention groupBy and
 // /status answer as they do on Node.
-import { rmSync } from 'node:fs'
-import { dirname } from 'node:path'
-import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { buildWorker, type WorkerBundle } from './build-worker.js'
+import { startEdgeStack, type EdgeStack, type EdgeWorker } from './edge-stack.js'
 
-let bundle: WorkerBundle
-let database: TestDatabase
-let bridge: WsBridge
-let mf: Miniflare
-
+let stack: EdgeStack
+let worker: EdgeWorker
 beforeAll(async () => {
-  bundle = buildWorker()
-  ;[database, bridge] = await Promise.all([freshDatabase(), startWsBridge()])
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: bundle.scriptPath,
-    modulesRoot: dirname(bundle.scriptPath),
-    compatibilityDate: bundle.compatibilityDate,
-    compatibilityFlags: bundle.compatibilityFlags,
-    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url, QUEEN_ENCRYPTION_KEY: 'a'.repeat(64) },
-  })
-  await mf.ready
+  stack = await startEdgeStack()
+  worker = await stack.worker({ QUEEN_ENCRYPTION_KEY: 'a'.repeat(64) })
 }, 120_000)
+afterAll(() => stack?.close())
 
-afterAll(async () => {
-  await mf?.dispose()
-  await bridge?.close()
-  await database?.drop()
-  if (bundle) rmSync(bundle.outdir, { recursive: true, force: true })
-})
-
-async function call(method: string, path: string, body?: unknown) {
-  const res = await mf.dispatchFetch(`http://edge.test${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? null : JSON.parse(text) }
-}
+const call = (method: string, path: string, body?: unknown) => worker.call(method, path, body)
 
 /** `n` messages of `queue` in partition p, each dead-lettered by queue mode on its first failure. */
 async function deadLettered(queue: string, n: number) {
@@ -110,7 +79,7 @@ describe('a move across encryption in workerd', () => {
     await call('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed' })
     const [row] = (await call('GET', '/api/v1/dlq?queue=wd-sealed')).body.messages
     expect(await call('POST', `/api/v1/dlq/${row.id}/replay`, { queue: 'wd-open' })).toMatchObject({ status: 200, body: { result: 'moved', queue: 'wd-open' } })
-    const [stored] = await database.sql<{ enc: boolean; data: unknown }>(
+    const [stored] = await stack.database.sql<{ enc: boolean; data: unknown }>(
       `select (f ->> 'enc')::boolean as enc, f -> 'data' as data from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id
          join queen.queues q on q.id = p.queue_id, unnest(s.frames) f where q.name = 'wd-open'`,
     )

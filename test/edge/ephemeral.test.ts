@@ -1,49 +1,18 @@
 // Ephemeral queues through the real worker bundle in workerd (miniflare), over PostgreSQL through
 // the WebSocket bridge: every route and verdict answers as on Node, and a waiting pop, which has no
 // waker on Workers, finds a later push at its own re-check.
-import { rmSync } from 'node:fs'
-import { dirname } from 'node:path'
-import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { buildWorker, type WorkerBundle } from './build-worker.js'
+import { startEdgeStack, type EdgeStack, type EdgeWorker } from './edge-stack.js'
 
-let bundle: WorkerBundle
-let database: TestDatabase
-let bridge: WsBridge
-let mf: Miniflare
-
+let stack: EdgeStack
+let worker: EdgeWorker
 beforeAll(async () => {
-  bundle = buildWorker()
-  ;[database, bridge] = await Promise.all([freshDatabase(), startWsBridge()])
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: bundle.scriptPath,
-    modulesRoot: dirname(bundle.scriptPath),
-    compatibilityDate: bundle.compatibilityDate,
-    compatibilityFlags: bundle.compatibilityFlags,
-    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url },
-  })
-  await mf.ready
+  stack = await startEdgeStack()
+  worker = await stack.worker()
 }, 120_000)
+afterAll(() => stack?.close())
 
-afterAll(async () => {
-  await mf?.dispose()
-  await bridge?.close()
-  await database?.drop()
-  if (bundle) rmSync(bundle.outdir, { recursive: true, force: true })
-})
-
-async function send(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await mf.dispatchFetch(`http://edge.test${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? null : JSON.parse(text), headers: res.headers as unknown as Headers }
-}
+const send = (method: string, path: string, body?: unknown) => worker.call(method, path, body)
 const payloads = (body: { messages: { payload: unknown }[] }) => body.messages.map((m) => m.payload)
 
 describe('ephemeral routes on Workers', () => {

@@ -2,49 +2,18 @@
 // workerd (miniflare) over PostgreSQL through the WebSocket bridge: the same answers as on Node, and
 // a timer reaching a consumer parked on its queue although Workers run the lanes once a minute (the
 // pop fires its queue's due timers), and through scheduled() for a queue nobody is reading.
-import { rmSync } from 'node:fs'
-import { dirname } from 'node:path'
-import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { buildWorker, type WorkerBundle } from './build-worker.js'
+import { startEdgeStack, type EdgeStack, type EdgeWorker } from './edge-stack.js'
 
-let bundle: WorkerBundle
-let database: TestDatabase
-let bridge: WsBridge
-let mf: Miniflare
-
+let stack: EdgeStack
+let worker: EdgeWorker
 beforeAll(async () => {
-  bundle = buildWorker()
-  ;[database, bridge] = await Promise.all([freshDatabase(), startWsBridge()])
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: bundle.scriptPath,
-    modulesRoot: dirname(bundle.scriptPath),
-    compatibilityDate: bundle.compatibilityDate,
-    compatibilityFlags: bundle.compatibilityFlags,
-    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url },
-  })
-  await mf.ready
+  stack = await startEdgeStack()
+  worker = await stack.worker()
 }, 120_000)
+afterAll(() => stack?.close())
 
-afterAll(async () => {
-  await mf?.dispose()
-  await bridge?.close()
-  await database?.drop()
-  if (bundle) rmSync(bundle.outdir, { recursive: true, force: true })
-})
-
-async function call(method: string, path: string, body?: unknown) {
-  const res = await mf.dispatchFetch(`http://edge.test${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.text()
-  return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) }
-}
+const call = (method: string, path: string, body?: unknown) => worker.call(method, path, body)
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64')
 
 describe('key/value store in workerd', () => {
@@ -107,11 +76,11 @@ describe('timers in workerd', () => {
       { op: 'schedule', queue: 'edge.idle', timerKey: 'later', delayMs: 3_600_000, txn: 'idle-2', payload: b64('later') },
     ] })
     expect((await call('GET', '/api/v1/timers/edge.idle?mode=count&prefix=l')).body).toEqual({ count: 1 })
-    await (await mf.getWorker()).scheduled({ cron: '* * * * *' })
+    await (await worker.mf.getWorker()).scheduled({ cron: '* * * * *' })
     const deadline = Date.now() + 10_000
     let left = 2
     while (Date.now() < deadline && left > 1) {
-      const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from queen.timers where queue = 'edge.idle'`)
+      const [row] = await stack.database.sql<{ n: number }>(`select count(*)::int as n from queen.timers where queue = 'edge.idle'`)
       left = row!.n
       if (left > 1) await new Promise((r) => setTimeout(r, 100))
     }

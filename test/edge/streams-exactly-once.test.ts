@@ -4,54 +4,26 @@
 // session windows, two competing runners, cycles held past a one-second lease) with every call taking
 // 0, 20 or 50 ms plus jitter. Each run's sink and state must equal the offline fold of its source.
 // No broker kills here: a Worker has no process to kill (each request is its own).
-import { rmSync } from 'node:fs'
-import { dirname } from 'node:path'
-import { Miniflare } from 'miniflare'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { startWsBridge, type WsBridge } from '../../scripts/ws-bridge.js'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import type { Send } from '../helpers/stream-protocol.js'
 import { runScenario, variantOf } from '../helpers/stream-scenario.js'
-import { buildWorker, type WorkerBundle } from './build-worker.js'
+import { startEdgeStack, type EdgeStack, type EdgeWorker } from './edge-stack.js'
 
 const RUNS = Number(process.env.QUEEN_STREAMS_RUNS ?? 3)
-let bundle: WorkerBundle
-let database: TestDatabase
-let bridge: WsBridge
-let mf: Miniflare
-
+let stack: EdgeStack
+let worker: EdgeWorker
 beforeAll(async () => {
-  bundle = buildWorker()
-  ;[database, bridge] = await Promise.all([freshDatabase(), startWsBridge()])
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: bundle.scriptPath,
-    modulesRoot: dirname(bundle.scriptPath),
-    compatibilityDate: bundle.compatibilityDate,
-    compatibilityFlags: bundle.compatibilityFlags,
-    bindings: { LOG_LEVEL: 'warn', DATABASE_URL: database.url, NEON_WS_PROXY: bridge.url },
-  })
-  await mf.ready
+  stack = await startEdgeStack()
+  worker = await stack.worker()
 }, 120_000)
-
-afterAll(async () => {
-  await mf?.dispose()
-  await bridge?.close()
-  await database?.drop()
-  if (bundle) rmSync(bundle.outdir, { recursive: true, force: true })
-})
+afterAll(() => stack?.close())
 
 /** JSON over the worker's fetch; 5xx and network errors retried as the SDK's HTTP client does. */
 const send: Send = async (method, path, body) => {
   for (let attempt = 0; ; attempt++) {
     try {
-      const res = await mf.dispatchFetch(`http://edge.test${path}`, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      })
-      const text = await res.text()
-      if (res.status < 500 || attempt >= 3) return { status: res.status, body: text === '' ? null : JSON.parse(text) }
+      const res = await worker.call(method, path, body)
+      if (res.status < 500 || attempt >= 3) return { status: res.status, body: res.body }
     } catch (error) {
       if (attempt >= 3) throw error
     }
