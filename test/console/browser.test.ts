@@ -5,12 +5,13 @@
 // only for a token whose roles the routes accept.
 // Without /usr/bin/chromium the suite is skipped with a printed notice (.ci/run installs it).
 import { mkdirSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, openPage, closePage, ok } from './chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { SECRET, token } from '../helpers/tokens.js'
-import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
+import { available, chromiumBrowser } from '../helpers/optional.js'
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const hasBrowser = available(chromiumBrowser, 'the console browser test (test/console/browser.test.ts)')
@@ -20,12 +21,6 @@ const POLL = { timeout: 10_000 }
 let database: TestDatabase
 let broker: ServedApp
 let browser: Browser
-
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const answered = await res
-  if (answered.status !== status) throw new Error(`expected ${status}, got ${answered.status}: ${JSON.stringify(answered.body)}`)
-  return answered.body
-}
 
 /** Three queues as curl would make them: one configured, one with a consumer group and a dead letter. */
 async function seed(b: ServedApp) {
@@ -46,35 +41,15 @@ async function seed(b: ServedApp) {
   await ok(b.json('POST', '/api/v1/stats/refresh', {}))
 }
 
-// Script errors in the page, checked when the page closes: a view that threw must fail its test.
-const pageErrors = new WeakMap<Page, Error[]>()
-
-async function open(path: string, base = broker.base): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(10_000)
-  const errors: Error[] = []
-  pageErrors.set(page, errors)
-  page.on('pageerror', (error) => errors.push(error))
-  await page.goto(base + path)
-  return page
-}
-
-async function close(page: Page) {
-  await page.close()
-  expect(pageErrors.get(page)).toEqual([])
-}
+const open = (path: string, base = broker.base) => openPage(browser, base + path, 10_000)
+const close = closePage
 
 describe.skipIf(!hasBrowser)('the console in Chromium', () => {
   beforeAll(async () => {
     database = await freshDatabase()
     broker = await servedApp(database)
     await seed(broker)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      // As root Chromium needs --no-sandbox; the background-networking flags keep it from dialling
-      // out (update checks, sync), which a closed network refuses.
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
     mkdirSync(ARTIFACTS, { recursive: true })
   }, 120_000)
 

@@ -1,10 +1,11 @@
 // The console's Ephemeral page in Chromium: a queue with two consumer groups shows its depth and
 // each group's pending count, and a later pop shows up on Refresh. Skipped with a printed notice
 // without /usr/bin/chromium, like the other browser suites.
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium } from './chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
+import { available, chromiumBrowser } from '../helpers/optional.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 
 const hasBrowser = available(chromiumBrowser, 'the ephemeral page browser test (test/console/ephemeral-browser.test.ts)')
@@ -17,10 +18,7 @@ describe.skipIf(!hasBrowser)('the ephemeral page in Chromium', () => {
   beforeAll(async () => {
     database = await freshDatabase()
     broker = await servedApp(database)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

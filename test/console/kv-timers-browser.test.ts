@@ -3,10 +3,11 @@
 // counted under a prefix, peeked with their payload and cancelled after a confirmation, checked
 // against the API; and a read-only token sees both pages without the Cancel button. Skipped with a
 // printed notice without /usr/bin/chromium, like the other browser suites.
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, openPage, closePage, ok } from './chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
-import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
+import { available, chromiumBrowser } from '../helpers/optional.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { SECRET, token } from '../helpers/tokens.js'
 
@@ -18,28 +19,8 @@ let database: TestDatabase
 let broker: ServedApp
 let browser: Browser
 
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const answered = await res
-  if (answered.status !== status) throw new Error(`expected ${status}, got ${answered.status}: ${JSON.stringify(answered.body)}`)
-  return answered.body
-}
-
-const pageErrors = new WeakMap<Page, Error[]>()
-
-async function open(path: string, base = broker.base): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(15_000)
-  const errors: Error[] = []
-  pageErrors.set(page, errors)
-  page.on('pageerror', (error) => errors.push(error))
-  await page.goto(base + path)
-  return page
-}
-
-async function close(page: Page) {
-  await page.close()
-  expect(pageErrors.get(page)).toEqual([])
-}
+const open = (path: string, base = broker.base) => openPage(browser, base + path, 15_000)
+const close = closePage
 
 const timer = (timerKey: string, partition = 'Default') =>
   ({ op: 'schedule', queue: 'reminders', timerKey, partition, delayMs: 3_600_000, txn: 'txn-' + timerKey, payload: b64({ remind: timerKey }) })
@@ -48,10 +29,7 @@ describe.skipIf(!hasBrowser)('the KV and Timers pages in Chromium', { timeout: 9
   beforeAll(async () => {
     database = await freshDatabase()
     broker = await servedApp(database)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

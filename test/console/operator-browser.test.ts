@@ -5,12 +5,13 @@
 // API before and after; a read-only token sees no action and its forged requests are refused; and
 // the issue's "done when" story end to end. Screenshots go to test-artifacts/operator-*.png.
 import { mkdirSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, openPage, closePage, ok } from './chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { SECRET, bearer, token } from '../helpers/tokens.js'
-import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
+import { available, chromiumBrowser } from '../helpers/optional.js'
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const hasBrowser = available(chromiumBrowser, 'the operator console browser test (test/console/operator-browser.test.ts)')
@@ -21,12 +22,6 @@ const TRACE_ID = '4f6c1d2e-8a3b-4c5d-9e0f-112233445566'
 let database: TestDatabase
 let broker: ServedApp
 let browser: Browser
-
-async function ok(res: Promise<{ status: number; body: any }>, status = 200) {
-  const answered = await res
-  if (answered.status !== status) throw new Error(`expected ${status}, got ${answered.status}: ${JSON.stringify(answered.body)}`)
-  return answered.body
-}
 
 const shot = (page: Page, name: string) => page.screenshot({ path: new URL(`operator-${name}.png`, ARTIFACTS).pathname, fullPage: true })
 
@@ -49,23 +44,8 @@ const groupDetail = async (group: string) => ok(broker.json('GET', `/api/v1/cons
 const lagOn = async (group: string, queue: string, partition: string) =>
   (await groupDetail(group))[queue]?.partitions.find((p: any) => p.partition === partition)?.offsetLag
 
-// Script errors in the page, checked when the page closes: a view that threw must fail its test.
-const pageErrors = new WeakMap<Page, Error[]>()
-
-async function open(path: string, base = broker.base): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(15_000)
-  const errors: Error[] = []
-  pageErrors.set(page, errors)
-  page.on('pageerror', (error) => errors.push(error))
-  await page.goto(base + path)
-  return page
-}
-
-async function close(page: Page) {
-  await page.close()
-  expect(pageErrors.get(page)).toEqual([])
-}
+const open = (path: string, base = broker.base) => openPage(browser, base + path, 15_000)
+const close = closePage
 
 /** Accepts every confirm (and answers prompts with answers, in order); returns the questions asked. */
 function acceptDialogs(page: Page, answers: string[] = []) {
@@ -94,10 +74,7 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
     failed = billing[2]
     await ok(broker.json('POST', '/api/v1/traces', { transactionId: failed.transactionId, partitionId: failed.partitionId, consumerGroup: 'billing', eventType: 'error', traceNames: ['order-2'], data: { step: 'charge', reason: 'card declined' } }), 201)
     await ok(broker.json('POST', '/api/v1/stats/refresh', {}))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
     mkdirSync(ARTIFACTS, { recursive: true })
   }, 120_000)
 
@@ -192,11 +169,7 @@ describe.skipIf(!hasBrowser)('the operator console in Chromium', { timeout: 90_0
   })
 
   it('draws the header and the view\'s heading at once, and says which broker calls it waits for', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-    page.setDefaultTimeout(15_000)
-    const errors: Error[] = []
-    pageErrors.set(page, errors)
-    page.on('pageerror', (error) => errors.push(error))
+    const page = await openPage(browser)
     // Hold the settings and the queue's own answer until the test lets them through.
     const held = (pattern: string) => {
       let release = () => {}

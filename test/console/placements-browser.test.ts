@@ -8,11 +8,12 @@
 import { serve } from '@hono/node-server'
 import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { closePage, launchChromium, openPage } from './chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { placedApp, TENANT_HEADER, type PlacedApp } from '../helpers/placed-app.js'
 import { SECRET, token } from '../helpers/tokens.js'
-import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
+import { available, chromiumBrowser } from '../helpers/optional.js'
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 const hasBrowser = available(chromiumBrowser, 'the Placements page browser test (test/console/placements-browser.test.ts)')
@@ -40,16 +41,9 @@ async function directory() {
   return listed.body as { databases: string[]; version: number; placements: { tenant: string; database: string; state: string }[] }
 }
 
-const pageErrors = new WeakMap<Page, Error[]>()
-
 /** Opens the Placements page with this token and tenant ops, through the console's connection form. */
 async function openAs(jwt: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(15_000)
-  const errors: Error[] = []
-  pageErrors.set(page, errors)
-  page.on('pageerror', (error) => errors.push(error))
-  await page.goto(base + '/console/placements')
+  const page = await openPage(browser, base + '/console/placements')
   await page.getByTestId('token').fill(jwt)
   await page.getByTestId('tenant').fill('ops')
   await page.getByRole('button', { name: 'Use' }).click()
@@ -57,10 +51,7 @@ async function openAs(jwt: string): Promise<Page> {
   return page
 }
 
-async function close(page: Page) {
-  await page.close()
-  expect(pageErrors.get(page)).toEqual([])
-}
+const close = closePage
 
 function acceptDialogs(page: Page) {
   const questions: string[] = []
@@ -83,10 +74,7 @@ describe.skipIf(!hasBrowser)('the Placements page in Chromium', () => {
     })
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     adminJwt = await token({ sub: 'operator', role: 'admin' })
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium } from './chromium.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSinkEngine } from '../../src/sink/engine.js'
 import { sinkOptions } from '../../src/sink/options.js'
@@ -15,7 +16,7 @@ import { testApp, type TestApp } from '../helpers/app.js'
 import type { TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { sinkDatabase, sleep } from '../helpers/sink.js'
-import { available, CHROMIUM_PATH, chromiumBrowser } from '../helpers/optional.js'
+import { available, chromiumBrowser } from '../helpers/optional.js'
 
 const hasBrowser = available(chromiumBrowser, 'the sinks page browser test (test/console/sinks-browser.test.ts)')
 
@@ -31,10 +32,7 @@ describe.skipIf(!hasBrowser)('the sinks page in Chromium', () => {
     broker = await servedApp(database)
     app = await testApp({ database })
     dir = mkdtempSync(join(tmpdir(), 'queen-sinks-page-'))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {
