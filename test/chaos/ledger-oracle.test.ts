@@ -58,6 +58,30 @@ describe('ledger oracle', () => {
     expect(report.producerOrder).toBe(1)
   })
 
+  it('accepts a round that skips frames its group already settled, and reports one that skips an unsettled frame', () => {
+    const settledSkip = new Ledger()
+    pushed(settledSkip, 4)
+    // Round one: 0 fails, 1 and 2 complete (3 is not acked); round two holds 0 and 3 only.
+    const first = settledSkip.popped('p', G, 'L1', frames(0, 3), 10)
+    first.ackAt = 11
+    first.failedAt = 0
+    first.failedOffsets.push(0)
+    first.completed.push(1, 2)
+    const second = settledSkip.popped('p', G, 'L2', [frames(0, 0)[0]!, frames(3, 3)[0]!], 20)
+    second.ackAt = 21
+    second.completed.push(0, 3)
+    expect(settledSkip.check().outOfOrder).toBe(0)
+
+    const unsettledSkip = new Ledger()
+    pushed(unsettledSkip, 4)
+    const crashed = unsettledSkip.popped('p', G, 'L1', frames(0, 3), 10)
+    crashed.crashed = true
+    const skipping = unsettledSkip.popped('p', G, 'L2', [frames(0, 0)[0]!, frames(3, 3)[0]!], 20)
+    skipping.ackAt = 21
+    skipping.completed.push(0, 3)
+    expect(unsettledSkip.check().outOfOrder).toBe(1)
+  })
+
   it('reports a redelivery after a clean ack, and accepts one after an expiry, a failure or a lost ack answer', () => {
     const l = new Ledger()
     pushed(l, 2)

@@ -11,8 +11,10 @@
 // - mismatched: a delivery at an acknowledged (partition, offset) carrying another transactionId;
 // - duplicateMessages: one transactionId stored at two offsets (an ambiguous commit retried into a
 //   second message instead of `duplicate`);
-// - outOfOrder: a round that is not a contiguous ascending range, or that first-delivers a frame
-//   before every lower offset of its (partition, group) had been delivered;
+// - outOfOrder: a round that is not ascending, that skips an offset its (partition, group) had not
+//   settled (a pop leaves out only frames the group already completed or dead-lettered; one whose
+//   ack answer was lost may have been settled), or that first-delivers a frame before every lower
+//   offset of its (partition, group) had been delivered;
 // - producerOrder: one producer's acknowledged items in one partition whose offsets do not follow
 //   its sequence (producers push one request at a time);
 // - unexplainedDuplicates: a redelivery whose previous round ended cleanly (acked completed, no
@@ -212,11 +214,19 @@ export class Ledger {
       let highestFirst = -1
       const firstSeen = new Set<number>()
       const last = new Map<number, Round>()
+      // Offsets this lane may have settled by the time a round is popped: completions its rounds
+      // confirmed, and every frame of a round whose ack answer was lost.
+      const settledBefore = new Set<number>()
       for (const [i, r] of list.entries()) {
         const offsets = r.frames.map((f) => f.offset)
-        if (offsets.some((o, j) => o !== offsets[0]! + j)) {
+        const skipped: number[] = []
+        for (let j = 1; j < offsets.length; j++) {
+          for (let o = offsets[j - 1]! + 1; o < offsets[j]!; o++) skipped.push(o)
+        }
+        const unsettled = skipped.filter((o) => !settledBefore.has(o) && !dead.has(keyOf(partition, o)))
+        if (offsets.some((o, j) => j > 0 && o <= offsets[j - 1]!) || unsettled.length > 0) {
           report.outOfOrder++
-          note(`${partition}/${group}: round [${offsets.join(',')}] is not contiguous`)
+          note(`${partition}/${group}: round [${offsets.join(',')}] is not ascending or skips unsettled ${unsettled.join(',')}`)
         }
         if (offsets[0]! > highestFirst + 1 && !firstSeen.has(offsets[0]!)) {
           // A gap is fine only where the frames below were never acknowledged (an unknown push
@@ -241,6 +251,8 @@ export class Ledger {
             highestFirst = Math.max(highestFirst, o)
           }
         }
+        for (const o of r.completed) settledBefore.add(o)
+        if (r.ackUnknown) for (const o of offsets) settledBefore.add(o)
         const next = list[i + 1]
         if (next && !r.crashed && !r.leaseLost && !r.ackUnknown && r.ackAt !== null && next.popAt <= r.ackAt) {
           report.overlappingLeases++
