@@ -19,6 +19,7 @@ const fetchEntry = z.object({
 
 // Queen's fetch parks for up to `maxWaitMs` when nothing is there yet; this one answers at once, so a
 // wait it would not honour is refused by name rather than dropped. 0 (answer now) is the same call.
+// Queen's minBytes only matters while parked, so it is not read.
 export const fetchBody = entriesBody(fetchEntry).extend({
   maxWaitMs: z
     .number({ error: 'must be a number' })

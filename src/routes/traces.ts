@@ -77,6 +77,8 @@ export const traceBody = worded(
       consumerGroup: optionalName('consumerGroup', QUEUE_MODE, NAME_MAX),
       eventType: optionalName('eventType', 'info', EVENT_TYPE_MAX),
       traceNames,
+      // Queen stamps its own workerId and reads only traceNames (not Go's singular traceName), so
+      // neither is read here.
     }),
   ),
   sentence,
