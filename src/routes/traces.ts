@@ -77,8 +77,7 @@ export const traceBody = worded(
       consumerGroup: optionalName('consumerGroup', QUEUE_MODE, NAME_MAX),
       eventType: optionalName('eventType', 'info', EVENT_TYPE_MAX),
       traceNames,
-      // Queen stamps its own workerId and reads only traceNames (not Go's singular traceName), so
-      // neither is read here.
+      // A client's workerId is not read: Queen stamps its own, and this broker keeps none.
     }),
   ),
   sentence,
