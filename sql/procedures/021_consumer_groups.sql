@@ -304,11 +304,16 @@ end
 $$;
 
 -- consumer_group_partition_seek_v1: POST …/queues/:queue/partitions/:partition/seek. Moves the
--- group's cursor on one partition to its end (hw), creating the row when missing, with the same
--- clearing as a queue seek. Returns {success, consumerGroup, queueName, partitionName, updated,
--- committedOffset, cursorMovedTo (createdAt of the newest frame, null when empty)}.
+-- group's cursor on one partition to its end (hw) or, with p_timestamp, to the first offset whose
+-- segment was written at or after it (else hw), as the queue seek places each partition; creates the
+-- row when missing, with the same clearing as a queue seek. Returns {success, consumerGroup,
+-- queueName, partitionName, updated, seekToEnd, targetTimestamp, committedOffset, cursorMovedTo
+-- (createdAt of the newest frame below the cursor, null when there is none)}.
 -- Raises QM404 for an unknown queue, QMNFP for an unknown partition, before anything is written. VOLATILE.
-create or replace function queen.consumer_group_partition_seek_v1(p_tenant text, p_group text, p_queue text, p_partition text)
+-- The signature without p_timestamp is dropped so no stray overload remains.
+drop function if exists queen.consumer_group_partition_seek_v1(text, text, text, text);
+create or replace function queen.consumer_group_partition_seek_v1(p_tenant text, p_group text, p_queue text, p_partition text,
+                                                                  p_timestamp timestamptz default null)
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
@@ -317,7 +322,10 @@ declare
   v_qid uuid;
   v_pid uuid;
   v_hw bigint;
+  v_start bigint;
   v_head timestamptz;
+  v_target bigint;
+  v_moved_to timestamptz;
 begin
   select id into v_qid from queues where tenant_id = p_tenant and name = p_queue for key share;
   if not found then
@@ -336,11 +344,22 @@ begin
   on conflict do nothing;
   perform 1 from log_consumers where partition_id = v_pid and consumer_group = p_group for update;
   -- Read the head after the cursor lock, so a push that committed meanwhile is included.
-  select last_offset + 1, head_at into v_hw, v_head from log_partitions where id = v_pid;
-  perform _group_seek_cursor(v_pid, p_group, v_hw);
+  select last_offset + 1, log_start, head_at into v_hw, v_start, v_head from log_partitions where id = v_pid;
+  if p_timestamp is null then
+    v_target := v_hw;
+    v_moved_to := case when v_hw > 0 then v_head end;
+  else
+    v_target := greatest(coalesce((select min(s.base_offset) from log_segments s
+                                    where s.partition_id = v_pid and s.created_at >= p_timestamp), v_hw), v_start);
+    v_moved_to := (select s.created_at from log_segments s
+                    where s.partition_id = v_pid and s.base_offset < v_target
+                    order by s.base_offset desc limit 1);
+  end if;
+  perform _group_seek_cursor(v_pid, p_group, v_target);
   return jsonb_build_object('success', true, 'consumerGroup', p_group, 'queueName', p_queue, 'partitionName', p_partition,
-                            'updated', true, 'committedOffset', v_hw,
-                            'cursorMovedTo', case when v_hw > 0 then _iso_us(v_head) end);
+                            'updated', true, 'seekToEnd', p_timestamp is null,
+                            'targetTimestamp', _iso_ms(p_timestamp), 'committedOffset', v_target,
+                            'cursorMovedTo', _iso_us(v_moved_to));
 end
 $$;
 

@@ -72,7 +72,7 @@ as $$
   from b
 $$;
 
--- status_queues_v1: GET /api/v1/status/queues. p_filter {namespace?, task?, limit, offset}.
+-- status_queues_v1: GET /api/v1/status/queues. p_filter {queue?, namespace?, task?, limit, offset}.
 -- partitions and messages.total are live watermark arithmetic over the page's partitions; pending
 -- and processing are the stats lane's, exactly as GET /api/v1/resources/queues serves them.
 -- Returns: {queues:[{id, name, namespace, task, createdAt, partitions, messages:{total, pending,
@@ -83,7 +83,7 @@ language sql volatile
 set search_path = queen, pg_catalog
 as $$
   with scope as (
-    select s.* from _status_scope(p_tenant, p_filter - 'queue') s
+    select s.* from _status_scope(p_tenant, p_filter) s
   ), page as (
     select s.* from scope s order by s.name
      limit (p_filter ->> 'limit')::int offset (p_filter ->> 'offset')::bigint

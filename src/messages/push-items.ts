@@ -28,6 +28,7 @@ export const pushItem = z
         .nullish(),
       payload: z.unknown().optional().meta({ description: 'the message; `data` is accepted for it too' }),
       data: z.unknown().optional(),
+      // A producerSub in the body is never honoured, as in Queen: the producer is the token's subject.
     },
     queenText('Each item must be an object'),
   )

@@ -18,6 +18,8 @@ const opsQuery = z.object({ ...timeRangeShape, queue: qString() })
 const queueQuery = z.object({ queue: qString() })
 const GROUP_BY = ['namespace', 'task', 'queue'] as const
 // groupBy is checked here: an unknown value never falls back to a grouping the caller did not ask for.
+// from/to (Queen's clients send them): this broker keeps no history of deletions, only what is
+// retained now, so there is no window to apply (docs/compatibility.md).
 const retentionQuery = z.object({ queue: qString(), groupBy: qOneOf(GROUP_BY).optional() })
 const workloadQuery = z.object({ ...timeRangeShape, groupBy: qOneOf(GROUP_BY).default('namespace'), namespace: qString(), task: qString(), queue: qString() })
 const signaturesQuery = z.object({ queue: qString(), limit: qInt(200, 1, 1000) })
@@ -47,6 +49,8 @@ export const analyticsRoutes = [
   route({ method: 'GET', path: '/api/v1/analytics/partition-liveness', summary: 'Partitions per queue against those written to recently', ...read, request: { query: livenessQuery } }, async (c, { query }) =>
     c.json(await c.get('db').call('analytics_partition_liveness_v1', { filter: query })),
   ),
+  // The three process views take no query: Queen's from/to/hostname/workerId/queue select rows of a
+  // stored per-replica series, and these answer for the answering process now (docs/status.md).
   route({ method: 'GET', path: '/api/v1/analytics/system-metrics', summary: "The answering process's metrics", ...admin }, (c) =>
     c.json({ instances: [c.get('metrics').json(c.get('db').poolStats())] }),
   ),

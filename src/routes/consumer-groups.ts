@@ -53,6 +53,32 @@ export const seekBody = worded(
   sentence,
 )
 
+// One partition's seek takes the same two targets. A body naming neither (no body, or `{}`) is the
+// console's "skip to end" button; a timestamp is honoured, never read as "to the end".
+export const partitionSeekBody = worded(
+  z
+    .object({
+      toEnd: z.boolean({ error: 'toEnd must be true or false' }).nullish(),
+      timestamp: z.unknown().optional().meta({ type: 'string', format: 'date-time', description: 'omit (or send toEnd: true) to seek to the end' }),
+    })
+    .transform((body, ctx): { timestamp?: string } => {
+      const { toEnd, timestamp } = body
+      if (toEnd === true) return {}
+      const absent = timestamp === undefined || timestamp === null || timestamp === ''
+      if (absent) {
+        if (toEnd === false) ctx.addIssue({ code: 'custom', message: "Must specify either 'toEnd': true or 'timestamp'" })
+        return {}
+      }
+      const at = typeof timestamp === 'string' ? instantOf(timestamp) : null
+      if (at === null) {
+        ctx.addIssue({ code: 'custom', message: TIMESTAMP_INSTANT })
+        return z.NEVER
+      }
+      return { timestamp: at }
+    }),
+  sentence,
+)
+
 export const deliveryBody = worded(z.object({ conflation: z.boolean({ error: 'conflation must be true or false' }) }), sentence)
 
 // Both deletes are the same call: without :queue in the path the procedure acts on every queue.
@@ -111,12 +137,12 @@ export const consumerGroupRoutes = [
     {
       method: 'POST',
       path: '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek',
-      summary: "Move a group's cursor on one partition to its end",
+      summary: "Move a group's cursor on one partition to its end or to a timestamp",
       ...write,
       body: 'optional',
-      request: { params: partitionParams },
+      request: { params: partitionParams, body: partitionSeekBody },
     },
-    async (c, { params }) => c.json(await c.get('db').call('consumer_group_partition_seek_v1', params)),
+    async (c, { params, body }) => c.json(await c.get('db').call('consumer_group_partition_seek_v1', { ...params, ...body })),
   ),
   route(
     {

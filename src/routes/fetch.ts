@@ -17,7 +17,15 @@ const fetchEntry = z.object({
   maxBytes: positive.optional(),
 })
 
-export const fetchBody = entriesBody(fetchEntry)
+// Queen's fetch parks for up to `maxWaitMs` when nothing is there yet; this one answers at once, so a
+// wait it would not honour is refused by name rather than dropped. 0 (answer now) is the same call.
+// Queen's minBytes only matters while parked, so it is not read.
+export const fetchBody = entriesBody(fetchEntry).extend({
+  maxWaitMs: z
+    .number({ error: 'must be a number' })
+    .nullish()
+    .refine((v) => v === undefined || v === null || v === 0, 'is not supported: this fetch never parks; poll again instead'),
+})
 
 export const fetchRoutes = [
   route({ ...partitionLogRead, path: '/api/v1/fetch', summary: 'Read partition logs by offset (no lease, cursor or group)', request: { body: fetchBody } }, async (c, { body }) => {

@@ -9,7 +9,8 @@ import { reveal } from '../reveal.js'
 const STATUSES = ['pending', 'processing', 'completed', 'dead_letter'] as const
 const HOUR_MS = 3_600_000
 
-// Ordered as the checks have always run. `ns` is Queen's older spelling of namespace.
+// Ordered as the checks have always run. `ns` is Queen's older spelling of namespace. Queen's Go
+// client also sends consumerGroup, which Queen's listing does not read either.
 const listQuery = z.object({
   queue: qString(),
   partition: qString(),

@@ -9,6 +9,8 @@ import { chunkStream, listingBody } from '../queues/listing-cache.js'
 
 const read = { roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' } as const
 // ?stats=cached: serve queen.stats as it stands, nothing computed per call (metering pollers).
+// Queen's clients also send namespace, task, limit and offset here; Queen reads none of them on
+// this listing (GET /api/v1/status/queues filters), so neither does this broker.
 const queuesQuery = z.object({ stats: qOneOf(['live', 'cached']).default('live') })
 const depthQuery = z.object({ group: qString() })
 // The partition listing: the older Node server's filters, paged like the other listings.

@@ -22,7 +22,9 @@ export function statusFilter(q: z.output<typeof statusQuery>): StatusFilter {
   return { ...timeRange(q), queue: q.queue, namespace: q.namespace, task: q.task }
 }
 
-const queuesQuery = z.object({ namespace: qString(), task: qString(), limit: qInt(100, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
+// `queue` narrows the listing to one queue, as Queen 1.6 does. Queen's clients also forward from/to
+// here, which Queen reads nowhere on this listing (its counts are current), so they stay unread.
+const queuesQuery = z.object({ queue: qString(), namespace: qString(), task: qString(), limit: qInt(100, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
 const analyticsQuery = z.object({ interval: qOneOf(INTERVALS).default('hour'), ...statusFilterShape })
 const pageQuery = z.object({ limit: qInt(50, 1, 1000), offset: qInt(0, 0, Number.MAX_SAFE_INTEGER) })
 // includePartitions=false (the clients' totals-only read) leaves the partitions key out.

@@ -81,6 +81,22 @@ const ack = z.object(
   { error: 'ack must be an object or null' },
 )
 
+/**
+ * Queen's cycle uses a sink item's `messageId` as the stored message's id (and as its dedup key when
+ * it has no transactionId). Message ids are minted by the push path here, so an item naming one is
+ * refused rather than stored under another id.
+ */
+function refuseMessageIds(items: unknown, ctx: z.RefinementCtx): unknown {
+  if (!Array.isArray(items)) return items
+  items.forEach((item, i) => {
+    const messageId = (item as { messageId?: unknown } | null)?.messageId
+    if (messageId !== undefined && messageId !== null) {
+      ctx.addIssue({ code: 'custom', message: `push_items[${i}].messageId is not supported: this broker mints message ids; name the message with transactionId` })
+    }
+  })
+  return items
+}
+
 export const cycleBody = worded(
   bodyObject({
     query_id: uuidField('query_id'),
@@ -88,7 +104,7 @@ export const cycleBody = worded(
     consumer_group: z.string({ error: 'consumer_group must be a string' }).max(NAME_MAX, `consumer_group must be at most ${NAME_MAX} characters`).nullish(),
     release_lease: z.boolean({ error: 'release_lease must be a boolean' }).nullish(),
     state_ops: z.array(stateOp, { error: 'state_ops must be an array' }).nullish(),
-    push_items: pushItems.nullish(),
+    push_items: z.preprocess(refuseMessageIds, pushItems.nullish()),
     ack: ack.nullish(),
   }),
   sentence,

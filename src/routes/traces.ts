@@ -77,6 +77,7 @@ export const traceBody = worded(
       consumerGroup: optionalName('consumerGroup', QUEUE_MODE, NAME_MAX),
       eventType: optionalName('eventType', 'info', EVENT_TYPE_MAX),
       traceNames,
+      // A client's workerId is not read: Queen stamps its own, and this broker keeps none.
     }),
   ),
   sentence,

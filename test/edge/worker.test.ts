@@ -216,6 +216,21 @@ describe('the worker in workerd', () => {
     expect(empty).toMatchObject({ status: 204, body: null })
   })
 
+  it('honours the fields Queen clients send (a partition seek by timestamp, a status listing by queue) and refuses a fetch wait, as Node does', async () => {
+    const post = (path: string, body: unknown) => edge.fetch(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    await post('/api/v1/push', { items: [1, 2, 3].map((n) => ({ queue: 'edge-fields', partition: 'x', payload: n })) })
+    const sought = await post('/api/v1/consumer-groups/g/queues/edge-fields/partitions/x/seek', { timestamp: '2000-01-01T00:00:00Z' })
+    expect(sought).toMatchObject({ status: 200, body: { seekToEnd: false, targetTimestamp: '2000-01-01T00:00:00.000Z', committedOffset: 0 } })
+    const popped = await edge.fetch('/api/v1/pop/queue/edge-fields?consumerGroup=g&batch=10')
+    expect((popped.body as { messages: { data: unknown }[] }).messages.map((m) => m.data)).toEqual([1, 2, 3])
+    const listed = await edge.fetch('/api/v1/status/queues?queue=edge-fields')
+    expect((listed.body as { queues: { name: string }[] }).queues.map((q) => q.name)).toEqual(['edge-fields'])
+    const wait = { method: 'POST', body: JSON.stringify({ entries: [{ queue: 'edge-fields', partition: 'x', fromOffset: 0 }], maxWaitMs: 500 }), headers: { 'content-type': 'application/json' } }
+    const refused = await edge.fetch('/api/v1/fetch', wait)
+    expect(refused).toMatchObject({ status: 400, body: { code: 'invalid_request', error: 'maxWaitMs: is not supported: this fetch never parks; poll again instead' } })
+    expect(refused.body).toEqual((await answer(await node.request('/api/v1/fetch', wait))).body)
+  })
+
   it('streams the pre-rendered ?stats=cached listing, plain even to a gzip client, as Node lists it', async () => {
     const path = '/api/v1/resources/queues?stats=cached'
     const viaWorker = await edge.fetch(path, { headers: { 'accept-encoding': 'gzip' } })

@@ -180,6 +180,31 @@ describe('seek', () => {
     expect(await drain('one', 'g')).toEqual(['y:0', 'y:1'])
   })
 
+  it('seeks one partition to a timestamp, as Queen does, instead of reading the body as "to the end"', async () => {
+    await fill('onets', 3, 'x')
+    await fill('onets', 2, 'x', 3)
+    const [at] = await app.database.sql<{ created: string }>(
+      `select to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created
+         from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id
+        where q.name = 'onets' and p.name = 'x' and s.base_offset = 3`)
+    const res = await app.json('POST', '/api/v1/consumer-groups/g/queues/onets/partitions/x/seek', { timestamp: at!.created })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ success: true, partitionName: 'x', seekToEnd: false, committedOffset: 3 })
+    expect(res.body.targetTimestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    expect(await drain('onets', 'g')).toEqual(['x:3', 'x:4'])
+    // toEnd wins over a timestamp, and {} is the console's empty body: both go to the end.
+    expect(await app.json('POST', '/api/v1/consumer-groups/h/queues/onets/partitions/x/seek', { toEnd: true, timestamp: at!.created })).toMatchObject({ status: 200, body: { seekToEnd: true, committedOffset: 5 } })
+    expect(await app.json('POST', '/api/v1/consumer-groups/i/queues/onets/partitions/x/seek', {})).toMatchObject({ status: 200, body: { seekToEnd: true, committedOffset: 5 } })
+  })
+
+  it('refuses a partition seek whose target it cannot honour, writing nothing', async () => {
+    await fill('onebad', 1, 'x')
+    const before = await writtenRows(app)
+    expect(await app.json('POST', '/api/v1/consumer-groups/g/queues/onebad/partitions/x/seek', { toEnd: false })).toMatchObject({ status: 400, body: { code: 'invalid_request', error: "Must specify either 'toEnd': true or 'timestamp'" } })
+    expect(await app.json('POST', '/api/v1/consumer-groups/g/queues/onebad/partitions/x/seek', { timestamp: 'yesterday' })).toMatchObject({ status: 400, body: { code: 'invalid_request', error: 'timestamp must be an ISO-8601 timestamp' } })
+    expect(await writtenRows(app)).toEqual(before)
+  })
+
   it('answers 404 for an unknown queue or partition, and 400 without a target, writing nothing', async () => {
     await fill('known', 1)
     const before = await writtenRows(app)

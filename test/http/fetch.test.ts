@@ -204,6 +204,13 @@ describe('fetch', () => {
       expect(res.body.code).toBe('invalid_request')
     }
     expect((await app.json('POST', '/api/v1/fetch', {})).status).toBe(400)
+    // Queen's long-poll knob: a wait this fetch would not honour is refused by name, never dropped.
+    const entries = [{ queue: 'known', partition: 'p', fromOffset: 0 }]
+    expect(await app.json('POST', '/api/v1/fetch', { entries, maxWaitMs: 500 })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_request', error: 'maxWaitMs: is not supported: this fetch never parks; poll again instead' },
+    })
+    expect((await app.json('POST', '/api/v1/fetch', { entries, maxWaitMs: 0 })).status).toBe(200)
     await fetchEntries([{ queue: 'known', partition: 'p', fromOffset: 0 }])
     expect(await writtenRows(app)).toEqual(before)
   })

@@ -160,6 +160,14 @@ describe('stats-lane numbers', () => {
     }
   })
 
+  it('narrows /status/queues to the queue a client names, as Queen 1.6 does', async () => {
+    const one = await get('/api/v1/status/queues?queue=st-other')
+    expect(one.status).toBe(200)
+    expect(one.body.queues.map((q: { name: string }) => q.name)).toEqual(['st-other'])
+    expect(one.body.pagination.total).toBe(1)
+    expect((await get('/api/v1/status/queues?queue=st-nowhere')).body).toMatchObject({ queues: [], pagination: { total: 0 } })
+  })
+
   it('paginates /status/queues by name with the total of the filter', async () => {
     const page = await get('/api/v1/status/queues?limit=1&offset=1')
     expect(page.body.pagination).toMatchObject({ limit: 1, offset: 1 })

@@ -260,6 +260,7 @@ describe('validation and limits', () => {
       [{ query_id: q, partition_id: PID, ack: { transactionId: 't', status: 'retry' } }, 400, 'ack.status must be completed, success, failed or dlq'],
       [{ query_id: q, partition_id: PID, ack: { transactionId: 't', leaseId: 'nope' } }, 400, 'ack.leaseId must be a UUID'],
       [{ query_id: q, partition_id: PID, push_items: [{ payload: 1 }] }, 400, 'Queue must be a string (push_items[0])'],
+      [{ query_id: q, partition_id: PID, push_items: [{ queue: 'v.sink', payload: 1 }, { queue: 'v.sink', payload: 2, messageId: '01890a5d-ac96-774b-bcce-b302099a8058' }] }, 400, 'push_items[1].messageId is not supported: this broker mints message ids; name the message with transactionId'],
       [{ query_id: q, partition_id: PID, state_ops: Array.from({ length: 1001 }, (_, i) => upsert(`k${i}`, i)) }, 413, 'Too many state ops: 1001 (limit 1000 per cycle)'],
       [{ query_id: q, partition_id: PID, state_ops: [upsert('big', 'x'.repeat(5000))] }, 413, 'State value too large: 5002 bytes (limit 4096) (state_ops[0])'],
       [{ query_id: q, partition_id: PID, push_items: Array.from({ length: 51 }, () => ({ queue: 'v.sink', payload: 1 })) }, 413, 'Too many items: 51 (limit 50 per push)'],

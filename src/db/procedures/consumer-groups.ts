@@ -80,8 +80,10 @@ const partitionSought = z.object({
   queueName: z.string(),
   partitionName: z.string(),
   updated: z.literal(true),
+  seekToEnd: z.boolean(),
+  targetTimestamp: instant.nullable(),
   committedOffset: offset,
-  /** createdAt of the partition's newest frame; null for an empty partition. */
+  /** createdAt of the newest frame below the new cursor; null when there is none. */
   cursorMovedTo: instant.nullable(),
 })
 
@@ -116,12 +118,13 @@ export const consumerGroupsFamily = defineFamily({
     timestamp: 'timestamptz',
     toEnd: 'boolean',
   }).returns(verbatim(sought)),
-  /** Seeks one partition to its end; QM404 for an unknown queue, QMNFP for an unknown partition. */
-  consumer_group_partition_seek_v1: tenantScoped<{ tenant: string; group: string; queue: string; partition: string }>({
+  /** Seeks one partition to its end, or by timestamp; QM404 for an unknown queue, QMNFP for an unknown partition. */
+  consumer_group_partition_seek_v1: tenantScoped<{ tenant: string; group: string; queue: string; partition: string; timestamp?: string }>({
     tenant: 'text',
     group: 'text',
     queue: 'text',
     partition: 'text',
+    timestamp: 'timestamptz',
   }).returns(verbatim(partitionSought)),
   /** Sets a named group's delivery policy (conflation) on a queue. */
   consumer_group_delivery_v1: tenantScoped<{ tenant: string; group: string; queue: string; conflation: boolean }>({
