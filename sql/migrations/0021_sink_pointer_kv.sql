@@ -1,0 +1,28 @@
+-- The archive sink's committed pointer moves from the single-key table queen.kv into the
+-- namespaced store, namespace 'queen.sink' (docs/kv.md, docs/sink.md). Namespaces starting
+-- 'queen.' belong to the broker: clients may read them but never write them, so the pointer the
+-- retention hold trusts can only be moved by the sink's fenced commit.
+--
+-- Every row of queen.kv moves, none is lost:
+--   keys shaped like a pointer, s3:<sink>:<queue>:committed, go to 'queen.sink' under the same key;
+--   any other key (the old routes let a tenant store anything) goes to namespace 'legacy-kv', which
+--   stays the tenant's to read and write through the 1.6 routes.
+-- Both keep their value and updated_at, never expire, and get a fresh version from the store's
+-- sequence. A row a client wrote into 'queen.sink' before the namespace was reserved is dropped
+-- first: that namespace holds only what the broker moved or wrote. A 'legacy-kv' key the tenant
+-- already wrote through the 1.6 routes is kept, the older single-key value is not copied over it.
+-- The old store's table and its three procedures go with it (their routes are removed).
+delete from queen.kv_entries where ns = 'queen.sink';
+
+insert into queen.kv_entries (tenant_id, ns, key, value, version, expires_at, updated_at)
+select tenant_id,
+       case when key ~ '^s3:[^:]+:.+:committed$' then 'queen.sink' else 'legacy-kv' end,
+       key, value, nextval('queen.kv_version_seq'), null, updated_at
+  from queen.kv
+ order by tenant_id, key
+on conflict (tenant_id, ns, key) do nothing;
+
+drop function if exists queen.kv_put_v1(text, text, jsonb, timestamptz);
+drop function if exists queen.kv_get_v1(text, text);
+drop function if exists queen.kv_delete_v1(text, text);
+drop table queen.kv;
