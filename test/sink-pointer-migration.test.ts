@@ -2,6 +2,7 @@
 // /api/v1/kv/:key routes) moves into the namespaced store. Sink pointers land in the broker's
 // namespace queen.sink under the same key, where the sink and retention's hold read them; any other
 // key lands in legacy-kv, the tenant's to read and write. The old table and procedures are gone.
+// The same migration gives pending timers the message id their fire will push under.
 import pg from 'pg'
 import { afterAll, expect, inject, it } from 'vitest'
 import { migrate } from '../src/db/migrate.js'
@@ -47,6 +48,8 @@ it('moves the pointers of the old store into queen.sink and every other key into
     ('', 's3:lake:broken:committed', '"not an object"', '2026-03-01T12:00:00Z'),
     ('', 'notes', '{"x": 1}', '2026-03-01T09:00:00Z'),
     ('acme', 'shared', '[1, 2]', '2026-03-01T09:00:00Z')`)
+  await query(url, `insert into queen.timers (tenant_id, queue, timer_key, deliver_at, txn, data, payload, created_at, updated_at)
+    values ('', 'reminders', 'pending', '2026-03-01T10:00:00.123Z', 'pending-1', '1', 'MQ==', now(), now())`)
   // Written through the 1.6 routes before the namespace was reserved: a client's row in queen.sink
   // goes, a client's own legacy-kv key is kept.
   await query(url, `insert into queen.kv_entries (tenant_id, ns, key, value, version, updated_at) values
@@ -82,4 +85,13 @@ it('moves the pointers of the old store into queen.sink and every other key into
   // The old store is gone with its procedures.
   expect(await query(url, `select to_regclass('queen.kv') as t`)).toEqual([{ t: null }])
   expect(await query(url, `select proname from pg_proc where pronamespace = 'queen'::regnamespace and proname in ('kv_put_v1', 'kv_get_v1', 'kv_delete_v1')`)).toEqual([])
+})
+
+it('gives a timer pending from before the message id it will be delivered under, a UUIDv7 of its due instant', async () => {
+  const url = withDatabase(inject('adminUrl'), NAME)
+  const [row] = await query<{ message_id: string }>(url, `select message_id from queen.timers where timer_key = 'pending'`)
+  expect(row!.message_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  expect(parseInt(row!.message_id.replace(/-/g, '').slice(0, 12), 16)).toBe(Date.parse('2026-03-01T10:00:00.123Z'))
+  const [peek] = await query<{ p: { messageId: string } }>(url, `select queen.timers_get_v1('', 'reminders', 'pending') as p`)
+  expect(peek!.p.messageId).toBe(row!.message_id)
 })

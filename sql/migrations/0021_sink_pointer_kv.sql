@@ -1,3 +1,6 @@
+-- Two changes: the sink's pointer moves into the namespaced key/value store, and timers get the
+-- message id they are delivered under (at the end).
+--
 -- The archive sink's committed pointer moves from the single-key table queen.kv into the
 -- namespaced store, namespace 'queen.sink' (docs/kv.md, docs/sink.md). Namespaces starting
 -- 'queen.' belong to the broker: clients may read them but never write them, so the pointer the
@@ -26,3 +29,14 @@ drop function if exists queen.kv_put_v1(text, text, jsonb, timestamptz);
 drop function if exists queen.kv_get_v1(text, text);
 drop function if exists queen.kv_delete_v1(text, text);
 drop table queen.kv;
+
+-- Timers mint their message id at schedule (docs/timers.md): the fire pushes the message under it,
+-- so a client correlates the delivered message with the id the schedule answered. A UUIDv7 whose
+-- time is the timer's due instant, so the timers one fire delivers into a partition rise in id as
+-- they rise in offset. Timers pending from before get one now, the same way.
+alter table queen.timers add column message_id uuid;
+update queen.timers
+   set message_id = encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+                                                   placing substring(int8send(floor(extract(epoch from deliver_at) * 1000)::bigint) from 3)
+                                                   from 1 for 6), 52, 1), 53, 1), 'hex')::uuid;
+alter table queen.timers alter column message_id set not null;

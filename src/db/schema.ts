@@ -218,6 +218,7 @@ export const timers = queen.table('timers', {
   lastError: text('last_error'),
   createdAt: tstz('created_at').notNull(),
   updatedAt: tstz('updated_at').notNull(),
+  messageId: uuid('message_id').notNull(),
 })
 
 export const systemState = queen.table('system_state', {
