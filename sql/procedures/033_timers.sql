@@ -122,8 +122,10 @@ as $$
     jsonb_build_object('found', false, 'queue', p_queue, 'timerKey', p_timer_key))
 $$;
 
--- timers_list_v1: GET /api/v1/timers/:queue: a keyset page over timer keys, without payloads.
--- p_limit is clamped to 1..1000. Returns {rows, truncated, nextAfter}.
+-- timers_list_v1: GET /api/v1/timers/:queue: a keyset page over timer keys, without payloads (as
+-- Queen 1.6 lists them: the peek is the one read that carries a payload). p_limit is clamped to
+-- 1..1000. Returns {rows, truncated, nextAfter}; a row is {queue, timerKey, partition, deliverAt,
+-- txn, messageId, attempts, lastError, claimed, encrypted, createdAt}.
 create or replace function queen.timers_list_v1(p_tenant text, p_queue text, p_after text default null, p_limit integer default 100)
 returns jsonb
 language sql volatile
@@ -140,8 +142,9 @@ as $$
   )
   select jsonb_build_object(
     'rows', coalesce((select jsonb_agg(jsonb_build_object('queue', queue, 'timerKey', timer_key, 'partition', partition,
-                                                          'deliverAt', _iso_us(deliver_at), 'txn', txn, 'attempts', attempts,
-                                                          'lastError', last_error, 'claimed', false, 'encrypted', enc)
+                                                          'deliverAt', _iso_us(deliver_at), 'txn', txn, 'messageId', message_id,
+                                                          'attempts', attempts, 'lastError', last_error, 'claimed', false,
+                                                          'encrypted', enc, 'createdAt', _iso_us(created_at))
                                        order by timer_key) from kept), '[]'::jsonb),
     'truncated', (select count(*) from numbered) > (select count(*) from kept),
     'nextAfter', case when (select count(*) from numbered) > (select count(*) from kept)

@@ -42,6 +42,11 @@ describe('POST /api/v1/timers and the per-key routes', () => {
     expect(page.body).toMatchObject({ truncated: true, nextAfter: 'order/2' })
     expect(page.body.rows.map((r: { timerKey: string }) => r.timerKey)).toEqual(['order/1', 'order/2'])
     expect(page.body.rows[0].payload).toBeUndefined()
+    // Queen 1.6's list row: no payload (the peek carries it), the schedule's instant and the message id.
+    expect(Object.keys(page.body.rows[0]).sort()).toEqual(
+      ['attempts', 'claimed', 'createdAt', 'deliverAt', 'encrypted', 'lastError', 'messageId', 'partition', 'queue', 'timerKey', 'txn'],
+    )
+    expect(page.body.rows[0]).toMatchObject({ createdAt: peek.body.createdAt, messageId: peek.body.messageId })
     expect((await app.json('GET', '/api/v1/timers/tm.basic?after=order%2F2')).body).toMatchObject({ truncated: false, nextAfter: null, rows: [{ timerKey: 'other' }] })
     expect((await app.json('GET', '/api/v1/timers/tm.basic?mode=count&prefix=order%2F')).body).toEqual({ count: 2 })
 
