@@ -65,4 +65,15 @@ describe('the sink pointer', () => {
     const [end] = await app.database.sql<{ at: Date }>(`select queen._kv_committed_end('', $1, now()) as at`, [pointerKey('cas', 'order')])
     expect(end!.at.toISOString()).toBe('2026-01-01T00:05:00.000Z')
   })
+
+  it('treats a pointer row past its expiry as absent, as every read of the store does', async () => {
+    const key = pointerKey('cas', 'expiring')
+    await putPointerValue(app, key, { windowEnd: '2026-01-01T00:00:00.000Z' })
+    await app.database.sql(`update queen.kv_entries set expires_at = '2026-06-01T00:00:00Z' where ns = $1 and key = $2`, [POINTER_NAMESPACE, key])
+    const at = (now: string) =>
+      app.database.sql<{ at: Date | null }>(`select queen._kv_committed_end('', $1, $2::timestamptz) as at`, [key, now]).then((r) => r[0]!.at)
+    expect(await at('2026-05-31T23:59:59Z')).toEqual(new Date('2026-01-01T00:00:00.000Z'))
+    expect(await at('2026-06-01T00:00:00Z')).toBeNull()
+    expect(await app.db.call('sink_pointer_v1', { tenant: '', sink: 'cas', queue: 'expiring', now: new Date('2026-06-01T00:00:00Z') })).toBeNull()
+  })
 })
