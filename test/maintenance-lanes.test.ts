@@ -231,7 +231,7 @@ describe('lane step procedures', () => {
     const rows = await app.database.sql<{ name: string; volatile: string; config: string[] | null }>(
       `select proname as name, provolatile as volatile, proconfig as config from pg_proc
         where pronamespace = 'queen'::regnamespace
-          and proname in ('log_retention_step_v1', 'log_evict_max_wait_step_v1', 'log_retained_bytes_step_v1', 'kv_put_v1', 'kv_get_v1', 'kv_delete_v1')
+          and proname in ('log_retention_step_v1', 'log_evict_max_wait_step_v1', 'log_retained_bytes_step_v1', 'sink_pointer_v1', 'sink_commit_v1', 'kv_apply_v1')
         order by 1`,
     )
     expect(rows).toHaveLength(6)

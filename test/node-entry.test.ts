@@ -73,14 +73,14 @@ describe('npm start on a fresh machine', () => {
     expect(first.output()).toContain('DATABASE_URL=')
     const health = await (await fetch(`${first.base}/health`)).json()
     expect(health).toMatchObject({ status: 'healthy', database: 'connected' })
-    await sql(embeddedUrl(first.output()), `insert into queen.kv (tenant_id, key, value) values ('', 'survives', '{"n": 1}')`)
+    await sql(embeddedUrl(first.output()), `insert into queen.kv_entries (tenant_id, ns, key, value, version, updated_at) values ('', 'boot', 'survives', '{"n": 1}', 1, now())`)
     expect(await stop(first)).toBe(0)
     expect(existsSync(join(dataDir, 'pgdata', 'postmaster.pid'))).toBe(false)
 
     const second = await start()
     let stopped: Promise<number | null> | undefined
     try {
-      const rows = await sql(embeddedUrl(second.output()), `select value from queen.kv where key = 'survives'`)
+      const rows = await sql(embeddedUrl(second.output()), `select value from queen.kv_entries where key = 'survives'`)
       expect(rows).toEqual([{ value: { n: 1 } }])
       // A parked long-poll answers 204 at shutdown instead of holding it to its deadline.
       const parked = fetch(`${second.base}/api/v1/pop/queue/at-shutdown?wait=true&timeout=25000`)

@@ -181,7 +181,6 @@ describe('moving a tenant', () => {
       ],
     })
     expect(acked.status).toBe(200)
-    expect((await app.json('PUT', '/api/v1/kv/pointer', tenant, { value: { at: 7 } })).status).toBe(200)
     expect((await app.json('PUT', '/api/v1/kv/state/order-1', tenant, { value: { n: 1 }, forever: true })).status).toBe(200)
     const timer = { op: 'schedule', queue: 'jobs', timerKey: 'later', delayMs: 3_600_000, txn: 'later-1', payload: 'e30=' }
     expect((await app.json('POST', '/api/v1/timers', tenant, { operations: [timer] })).status).toBe(200)
@@ -199,20 +198,19 @@ describe('moving a tenant', () => {
     const report = await moving
     expect(report.status).toBe(200)
     expect(report.body).toMatchObject({ tenant, from: 'default', to: 'd2', moved: true, sourcePurged: true })
-    expect(report.body.copied).toMatchObject({ queues: 1, log_dlq: 1, kv: 1, message_traces: 1, kv_entries: 1, timers: 1 })
+    expect(report.body.copied).toMatchObject({ queues: 1, log_dlq: 1, message_traces: 1, kv_entries: 1, timers: 1 })
     expect(report.body.copied.log_segments).toBeGreaterThan(0)
 
     // The source holds nothing of the tenant any more; the destination holds all of it.
     const count = (name: string, table: string) =>
       app.databases[name]!.sql<{ n: number }>(`select count(*)::int as n from queen.${table} where tenant_id = $1`, [tenant]).then((r) => r[0]!.n)
-    for (const table of ['queues', 'log_dlq', 'message_traces', 'kv', 'kv_entries', 'timers']) {
+    for (const table of ['queues', 'log_dlq', 'message_traces', 'kv_entries', 'timers']) {
       expect(await count('default', table), table).toBe(0)
       expect(await count('d2', table), table).toBe(1)
     }
     // The cursor moved with the data: the next pop delivers 3 (1 completed, 2 dead-lettered).
     const next = await app.json('GET', '/api/v1/pop/queue/jobs?batch=10&wait=false', tenant)
     expect(next.body.messages.map((m: { data: unknown }) => m.data)).toEqual([3, 4, 5, 6])
-    expect((await app.json('GET', '/api/v1/kv/pointer', tenant)).body.value).toEqual({ at: 7 })
     expect((await app.json('GET', '/api/v1/kv/state/order-1', tenant)).body).toMatchObject({ found: true, value: { n: 1 } })
     expect((await app.json('GET', '/api/v1/timers/jobs/later', tenant)).body).toMatchObject({ found: true, txn: 'later-1' })
     const dlqAfter = await app.json('GET', '/api/v1/dlq?queue=jobs', tenant)

@@ -1,7 +1,7 @@
 // The registry (src/db/procedures.ts) and sql/ name the same procedures: every versioned function
 // sql/ creates (`queen.<name>_v<N>`) is created once and has exactly one registry entry, every
 // entry names such a function, and each entry sits in the family file named as the SQL file that
-// creates it (src/db/procedures/kv.ts holds sql/procedures/020_kv.sql's functions). Reads the files
+// creates it (src/db/procedures/sink.ts holds sql/procedures/027_sink.sql's functions). Reads the files
 // on disk; no database.
 import { describe, expect, it } from 'vitest'
 import { readSqlTree } from '../scripts/build-sql.js'
@@ -78,9 +78,9 @@ describe('the procedure registry', () => {
 
   it("registers each function in the family named as the SQL file that creates it (ack spans 005_log_ack*.sql)", () => {
     const files = creatingFile()
-    expect(files.get('kv_get_v1')).toBe('020_kv.sql')
+    expect(files.get('sink_pointer_v1')).toBe('027_sink.sql')
     // The check reads the names: an entry in the wrong family file is reported.
-    expect(misplaced({ kv: { consumer_group_list_v1: {} } }, files)).toEqual(['consumer_group_list_v1: registered in kv, created in 021_consumer_groups.sql'])
+    expect(misplaced({ sink: { consumer_group_list_v1: {} } }, files)).toEqual(['consumer_group_list_v1: registered in sink, created in 021_consumer_groups.sql'])
     expect(misplaced({ ack: { log_ack_v1: {} }, stats: { log_queue_depth_v1: {} } }, files)).toEqual([])
 
     expect(misplaced(families, files)).toEqual([])

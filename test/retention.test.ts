@@ -13,6 +13,7 @@ import { retention } from '../cron/retention.js'
 import { runLane } from '../cron/runner.js'
 import { testApp, type TestApp } from './helpers/app.js'
 import { ack, acksOf, pop } from './helpers/engine.js'
+import { putPointerValue } from './helpers/sink.js'
 
 let app: TestApp
 beforeAll(async () => {
@@ -164,7 +165,7 @@ describe('maxWaitTimeSeconds eviction', () => {
     await configure({ queue: 'evict', maxWaitTimeSeconds: 600, retentionSinkHold: 'lake', retentionSinkHoldMaxSeconds: 31_536_000 })
     for (const m of [0, 1, 55]) await pushAt('evict', min(m))
     // A pointer that would hold everything for retention: windowEnd before the first segment.
-    await app.json('PUT', '/api/v1/kv/s3:lake:evict:committed', { value: { windowEnd: min(-10).toISOString() } })
+    await putPointerValue(app, 's3:lake:evict:committed', { windowEnd: min(-10).toISOString() })
     const leased = await pop(app, 'evict', { consumerGroup: 'g', batch: 2, subscriptionMode: 'all' })
     expect(leased.messages.map((m) => m.offset)).toEqual([0, 1])
 
@@ -243,7 +244,7 @@ describe('sink hold', () => {
     for (const [i, [, value]] of cases.entries()) {
       await configure({ queue: queues[i], retentionEnabled: true, retentionSeconds: 60, retentionSinkHold: 'lake', retentionSinkHoldMaxSeconds: CAP })
       if (value !== undefined) {
-        expect((await app.json('PUT', `/api/v1/kv/s3:lake:${queues[i]}:committed`, { value })).status).toBe(200)
+        await putPointerValue(app, `s3:lake:${queues[i]}:committed`, value)
       }
     }
     for (let s = 0; s < 12; s++) for (const q of ['no-hold', ...queues]) await pushAt(q, min(s * 10))
@@ -279,7 +280,7 @@ describe('sink hold', () => {
       for (const t of ['acme', 'globex']) expect((await tenants.json('POST', '/api/v1/configure', options, as(t))).status).toBe(200)
       // Only globex has a valid pointer; acme's queue of the same name must not borrow it.
       const value = { windowEnd: '2025-06-01T01:30:30Z' }
-      expect((await tenants.json('PUT', '/api/v1/kv/s3:lake:held:committed', { value }, as('globex'))).status).toBe(200)
+      await putPointerValue(app, 's3:lake:held:committed', value, 'globex')
       for (let i = 0; i < 12; i++) {
         for (const t of ['acme', 'globex']) {
           const items = [{ index: 0, queue: 'held', partition: 'Default', transactionId: null, traceId: null, producerSub: null, enc: false, data: i }]
@@ -324,7 +325,7 @@ describe('sink hold', () => {
           const common = { retentionEnabled: true, retentionSeconds, completedRetentionSeconds }
           await configure({ queue: free, ...common })
           await configure({ queue: held, ...common, retentionSinkHold: 'lake', retentionSinkHoldMaxSeconds: cap })
-          if (value !== undefined) await app.json('PUT', `/api/v1/kv/s3:lake:${held}:committed`, { value })
+          if (value !== undefined) await putPointerValue(app, `s3:lake:${held}:committed`, value)
           let at = 0
           for (const gap of gaps) {
             at += gap

@@ -87,9 +87,6 @@ POST /api/v1/resources/kv/list | R RW A | required
 GET /api/v1/kv/:ns/:key{.+} | R RW A | none
 PUT /api/v1/kv/:ns/:key{.+} | RW A | required
 DELETE /api/v1/kv/:ns/:key{.+} | RW A | optional
-PUT /api/v1/kv/:key | RW A | required
-GET /api/v1/kv/:key | R RW A | none
-DELETE /api/v1/kv/:key | A | none
 POST /api/v1/timers | W RW A | required
 GET /api/v1/timers/:queue | R RW A | none
 GET /api/v1/timers/:queue/:timerKey{.+} | R RW A | none

@@ -1,9 +1,11 @@
 -- Push (docs/engine.md). `_log_push` is the body shared by log_push_v1 and transaction pushes; the
 -- public function adds the maintenance refusal.
 --
--- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data}; the route
--- has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
--- believed the queue encrypted (`enc`).
+-- Each item is {index, queue, partition, transactionId?, traceId?, producerSub?, enc, data, id?}; the
+-- route has validated types and sizes, stamped producerSub from the token and encrypted `data` when it
+-- believed the queue encrypted (`enc`). `id` is set by the timer fire only (never from a request): the
+-- message id minted when the timer was scheduled, used instead of a fresh one. Timer items always
+-- name a transaction id, so only the general statement reads it.
 -- Returns {columns:{index[], status[]?, queue[]?, partitionId[], offset[], messageId[], transactionId[]?,
 --   traceId[]}, partitionQueue?:{<partitionId>: queue}, queues:[{name, encryptionEnabled}]}: one array
 --   per field of the answer's items {index, status:"queued"|"duplicate", queue, …}, in index order
@@ -176,6 +178,7 @@ begin
            (nullif(r.e->>'transactionId', '') is not null and q.dedup_window_seconds > 0) as dedup,
            -- The item's own transaction id; one without gets its minted message id (`placed`).
            nullif(r.e->>'transactionId', '') as given_txn,
+           (r.e->>'id')::uuid as given_id,
            -- The partition's next offset and its new segment's createdAt, as in the fast path.
            p.last_offset + 1 as base, greatest(v_clock, p.head_at + interval '1 microsecond') as created_at,
            nullif(r.e->>'traceId', '') as trace,
@@ -201,11 +204,12 @@ begin
                   over (partition by f.partition_id order by f.idx rows unbounded preceding)::bigint - 1 as pos
       from fresh_flag f
   ), placed as materialized (
-    -- A stored item's id rises with its offset (_uuid_v7_at), as in the fast path; it is also the
-    -- transaction id of an item that names none (such an item is never a duplicate).
+    -- A stored item's id rises with its offset (_uuid_v7_at), as in the fast path, unless the item
+    -- brings the id a timer was scheduled under; it is also the transaction id of an item that
+    -- names none (such an item is never a duplicate).
     select n.*, m.id as new_id, coalesce(n.given_txn, m.id::text) as txn
       from numbered n
-      cross join lateral (select case when n.is_fresh then _uuid_v7_at(n.created_at, n.base + n.pos) end as id offset 0) m
+      cross join lateral (select case when n.is_fresh then coalesce(n.given_id, _uuid_v7_at(n.created_at, n.base + n.pos)) end as id offset 0) m
   ), won as materialized (
     -- Every item learns its winner: itself, the first occurrence in this call, or a stored hash.
     select pl.*,

@@ -9,13 +9,15 @@
 -- log_start only moves forward. Cursors below log_start are left alone: pop and ack already resume
 -- at the next existing offset (design decision 11).
 
--- _kv_committed_end: the sink's committed window end read from kv key p_key of tenant p_tenant,
--- read strictly (design decision 31). The value must be exactly
+-- _kv_committed_end: the sink's committed window end read from key p_key of namespace
+-- 'queen.sink' in the key/value store (tenant p_tenant), read strictly. The namespace is reserved
+-- to the broker (clients cannot write it), but the value is still checked: it must be exactly
 -- {"windowEnd": "<ISO-8601 instant>"}: an object with that one key, a string with a date, a time
 -- and a zone designator (an instant without a zone is ambiguous), that PostgreSQL parses, and no
 -- later than p_now + 60 s.
 -- Returns: the instant, or NULL for a missing, malformed or unreadable value (never raises: the
--- value is tenant-writable, and a bad one must only degrade its own queue to the cap-only floor).
+-- pointer is data, and a bad one must only degrade its own queue to the cap-only floor). An expired
+-- row is absent, as every read of the store treats it (the sink writes its pointer without expiry).
 create or replace function queen._kv_committed_end(p_tenant text, p_key text, p_now timestamptz)
 returns timestamptz
 language plpgsql stable
@@ -26,7 +28,9 @@ declare
   v_text text;
   v_at timestamptz;
 begin
-  select value into v from kv where tenant_id = p_tenant and key = p_key;
+  select e.value into v from kv_entries e
+   where e.tenant_id = p_tenant and e.ns = 'queen.sink' and e.key = p_key
+     and (e.expires_at is null or e.expires_at > p_now);
   if v is null or jsonb_typeof(v) <> 'object'
      or (select array_agg(k) from jsonb_object_keys(v) k) is distinct from array['windowEnd']
      or jsonb_typeof(v->'windowEnd') <> 'string' then
@@ -60,7 +64,7 @@ begin
   if coalesce(p_hold, '') = '' then
     return null;
   end if;
-  return greatest(_kv_committed_end(p_tenant, 's3:' || p_hold || ':' || p_queue || ':committed', p_now) - interval '60 seconds',
+  return greatest(_kv_committed_end(p_tenant, _sink_pointer_key(p_hold, p_queue), p_now) - interval '60 seconds',
                   p_now - make_interval(secs => p_max_seconds));
 end
 $$;

@@ -1,5 +1,6 @@
--- The archive sink (docs/sink.md): its lease, its fenced pointer commit, and its status for the
--- console. A sink copies one queue of one tenant under a name; that triple owns one row of
+-- The archive sink (docs/sink.md): its lease, its committed pointer (namespace 'queen.sink' of the
+-- key/value store) with the fenced, compare-and-set commit that alone moves it, and its status for
+-- the console. A sink copies one queue of one tenant under a name; that triple owns one row of
 -- queen.maintenance_leases (the lanes' lease kind), named 'sink:' || the JSON array
 -- [tenant, sink, queue] so that no choice of names can make two triples collide. The row's
 -- progress holds {tenant, sink, queue} plus the last commit's summary.
@@ -49,14 +50,51 @@ begin
 end
 $$;
 
--- sink_commit_v1: the only writer of the pointer s3:<sink>:<queue>:committed on the sink's behalf.
--- Writes {"windowEnd": p_window_end} (design decision 31, the text verbatim: the engine names its
--- manifest with the same string) only while p_token holds a live lease, and never moves the pointer
--- backwards, so a stalled process that lost its lease cannot undo the work of the one that took
--- over. Renews the lease and merges p_summary into the row's progress (what the console shows); its
--- "frames" is added to the running total framesArchived.
--- Returns: {"committed": bool, "reason": null | "lease_lost" | "behind", "windowEnd": the pointer
--- after the call}. Raises: QM400 when p_window_end is not an ISO-8601 instant with a zone.
+-- _sink_pointer_key: the key of one sink's committed pointer for one queue in namespace
+-- 'queen.sink' of the key/value store.
+create or replace function queen._sink_pointer_key(p_sink text, p_queue text)
+returns text
+language sql immutable
+set search_path = queen, pg_catalog
+as $$
+  select 's3:' || p_sink || ':' || p_queue || ':committed'
+$$;
+
+-- sink_pointer_v1: the sink's committed pointer for one queue, as the sink reads it before a window:
+-- {"windowEnd": the stored windowEnd or null when it is not a string, "version": the row's version}
+-- or SQL null when there is no pointer yet (or only an expired row, which every read of the store
+-- treats as absent). Raises nothing. Clock: p_now or clock_timestamp().
+create or replace function queen.sink_pointer_v1(p_tenant text, p_sink text, p_queue text, p_now timestamptz default null)
+returns jsonb
+language sql volatile
+set search_path = queen, pg_catalog
+as $$
+  select jsonb_build_object('windowEnd', case when jsonb_typeof(e.value->'windowEnd') = 'string' then e.value->'windowEnd' end,
+                            'version', e.version)
+    from kv_entries e
+   where e.tenant_id = p_tenant and e.ns = 'queen.sink' and e.key = _sink_pointer_key(p_sink, p_queue)
+     and (e.expires_at is null or e.expires_at > coalesce(p_now, clock_timestamp()))
+$$;
+
+-- sink_commit_v1: the only writer of the pointer s3:<sink>:<queue>:committed (namespace
+-- 'queen.sink' of the key/value store, where clients may read but never write). Writes
+-- {"windowEnd": p_window_end} (the text verbatim: the engine names its manifest with the same
+-- string), without expiry, under three guards, checked in this order:
+--   lease_lost: p_token does not hold a live lease, so a stalled process that lost its lease cannot
+--               undo the work of the one that took over;
+--   version:    compare-and-set on the row's version: p_expect_version is the version the caller
+--               read before writing the window (0: it read no pointer), and any other write since
+--               (another commit, an operator's) makes this one stale;
+--   behind:     the pointer never moves backwards.
+-- Each write stamps a new version from the store's sequence. Renews the lease and merges p_summary
+-- into the row's progress (what the console shows); its "frames" is added to the running total
+-- framesArchived.
+-- Returns: {"committed": bool, "reason": null | "lease_lost" | "version" | "behind", "windowEnd":
+-- the pointer after the call, "version": its version after the call (0: none)}. Raises: QM400
+-- when p_window_end is not an ISO-8601 instant with a zone.
+-- Concurrency: the lease row is locked first (FOR UPDATE), so commits of one sink and queue
+-- serialise there and the version read after it is current.
+drop function if exists queen.sink_commit_v1(text, text, text, uuid, interval, text, jsonb, timestamptz);
 create or replace function queen.sink_commit_v1(
   p_tenant text,
   p_sink text,
@@ -65,6 +103,7 @@ create or replace function queen.sink_commit_v1(
   p_ttl interval,
   p_window_end text,
   p_summary jsonb,
+  p_expect_version bigint,
   p_now timestamptz default null
 ) returns jsonb
 language plpgsql volatile
@@ -73,28 +112,38 @@ as $$
 declare
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   v_name text := _sink_lease_name(p_tenant, p_sink, p_queue);
-  v_key text := 's3:' || p_sink || ':' || p_queue || ':committed';
+  v_key text := _sink_pointer_key(p_sink, p_queue);
   v_lease maintenance_leases;
+  v_row kv_entries;
   v_current timestamptz;
   v_end timestamptz;
+  v_reason text;
 begin
   if p_window_end !~ '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$' then
     raise exception using errcode = 'QM400', message = 'windowEnd: must be an ISO-8601 instant with a zone';
   end if;
   v_end := p_window_end::timestamptz;
   select * into v_lease from maintenance_leases where name = v_name for update;
-  if v_lease.holder is distinct from p_token or v_lease.expires_at <= v_now then
-    return jsonb_build_object('committed', false, 'reason', 'lease_lost',
-                              'windowEnd', (select value->'windowEnd' from kv where tenant_id = p_tenant and key = v_key));
-  end if;
+  select * into v_row from kv_entries
+   where tenant_id = p_tenant and ns = 'queen.sink' and key = v_key and (expires_at is null or expires_at > v_now)
+     for update;
   v_current := _kv_committed_end(p_tenant, v_key, v_now);
-  if v_current is not null and v_end < v_current then
-    return jsonb_build_object('committed', false, 'reason', 'behind',
-                              'windowEnd', (select value->'windowEnd' from kv where tenant_id = p_tenant and key = v_key));
+  if v_lease.holder is distinct from p_token or v_lease.expires_at <= v_now then
+    v_reason := 'lease_lost';
+  elsif coalesce(v_row.version, 0) <> coalesce(p_expect_version, -1) then
+    v_reason := 'version';
+  elsif v_current is not null and v_end < v_current then
+    v_reason := 'behind';
   end if;
-  insert into kv (tenant_id, key, value, updated_at)
-  values (p_tenant, v_key, jsonb_build_object('windowEnd', p_window_end), v_now)
-  on conflict (tenant_id, key) do update set value = excluded.value, updated_at = excluded.updated_at;
+  if v_reason is not null then
+    return jsonb_build_object('committed', false, 'reason', v_reason, 'windowEnd', v_row.value->'windowEnd',
+                              'version', coalesce(v_row.version, 0));
+  end if;
+  insert into kv_entries (tenant_id, ns, key, value, version, expires_at, updated_at)
+  values (p_tenant, 'queen.sink', v_key, jsonb_build_object('windowEnd', p_window_end), nextval('kv_version_seq'), null, v_now)
+  on conflict (tenant_id, ns, key) do update
+     set value = excluded.value, version = excluded.version, expires_at = null, updated_at = excluded.updated_at
+  returning * into v_row;
   update maintenance_leases
      set expires_at = v_now + p_ttl,
          progress = coalesce(progress, '{}'::jsonb) || (coalesce(p_summary, '{}'::jsonb) - 'frames')
@@ -102,7 +151,7 @@ begin
                                           'framesArchived', coalesce((progress->>'framesArchived')::bigint, 0)
                                                             + coalesce((p_summary->>'frames')::bigint, 0))
    where name = v_name;
-  return jsonb_build_object('committed', true, 'reason', null, 'windowEnd', p_window_end);
+  return jsonb_build_object('committed', true, 'reason', null, 'windowEnd', p_window_end, 'version', v_row.version);
 end
 $$;
 
@@ -142,7 +191,7 @@ begin
       from runs full join holds on holds.sink = runs.sink and holds.queue = runs.queue
      order by 2, 1
   loop
-    v_end := _kv_committed_end(p_tenant, 's3:' || r.sink || ':' || r.queue || ':committed', v_now);
+    v_end := _kv_committed_end(p_tenant, _sink_pointer_key(r.sink, r.queue), v_now);
     select coalesce(sum(s.frame_count), 0), min(s.created_at) into v_frames, v_oldest
       from queues q
       join log_partitions p on p.queue_id = q.id

@@ -177,7 +177,6 @@ as $$
     (9, 'queue_metrics', array['queue_id', 'bucket'], 't.queue_id in (select q.id from queen.queues q where q.tenant_id = $1)', true),
     (10, 'log_dlq', array['id'], 't.tenant_id = $1', false),
     (11, 'message_traces', array['id'], 't.tenant_id = $1', false),
-    (12, 'kv', array['tenant_id', 'key'], 't.tenant_id = $1', false),
     (13, 'stream_queries', array['id'], 't.tenant_id = $1', false),
     (14, 'stream_state', array['query_id', 'partition_id', 'key'], 't.query_id in (select s.id from queen.stream_queries s where s.tenant_id = $1)', false),
     (15, 'stream_shards', array['query_id', 'partition_id'], 't.query_id in (select s.id from queen.stream_queries s where s.tenant_id = $1)', false),
@@ -303,9 +302,6 @@ begin
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;
   delete from message_traces where tenant_id = p_tenant;
-  get diagnostics v_n = row_count;
-  v_total := v_total + v_n;
-  delete from kv where tenant_id = p_tenant;
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;
   delete from kv_entries where tenant_id = p_tenant;

@@ -11,7 +11,10 @@
 -- off (503 timers_disabled). Clock: PostgreSQL's, clock_timestamp() unless p_now pins it.
 
 -- _timers_apply: applies timer operations in order; one result per operation, index-aligned:
--- {ok, status: scheduled|rescheduled|cancelled|absent, queue, timerKey, txn, deliverAt?}.
+-- {ok, status: scheduled|rescheduled|cancelled|absent, queue, timerKey, txn, messageId?, deliverAt?}.
+-- A schedule mints the message id the fire will push under: a UUIDv7 whose time is the due instant
+-- (so one fire's timers rise in id as they rise in offset, _timers_fire). A reschedule is a new
+-- message under an old name and mints a new one.
 -- p_horizon_ms bounds delayMs. Concurrency: each operation is one row statement on the
 -- (tenant, queue, timer_key) key; a fire holding the row makes a cancel wait and then answer absent.
 create or replace function queen._timers_apply(p_tenant text, p_ops jsonb, p_horizon_ms bigint, p_now timestamptz default null)
@@ -57,20 +60,21 @@ begin
     v_existed := exists (select 1 from timers where tenant_id = p_tenant and queue = v_op->>'queue' and timer_key = v_op->>'timerKey');
     -- A reschedule is a new timer under an old name: attempts and the last error start over.
     insert into timers as t (tenant_id, queue, timer_key, partition, deliver_at, txn, data, payload, enc, producer_sub,
-                             attempts, last_error, created_at, updated_at)
+                             attempts, last_error, created_at, updated_at, message_id)
     values (p_tenant, v_op->>'queue', v_op->>'timerKey', coalesce(nullif(v_op->>'partition', ''), 'Default'),
             -- A past delay fires at once; further back than a day it is clamped to one, so any
             -- integer the client sends stays a valid instant.
             v_now + make_interval(secs => greatest((v_op->>'delayMs')::numeric, -86400000) / 1000), v_op->>'txn', v_op->'data', v_op->>'payload',
-            coalesce((v_op->>'enc')::boolean, false), v_op->>'producerSub', 0, null, v_now, v_now)
+            coalesce((v_op->>'enc')::boolean, false), v_op->>'producerSub', 0, null, v_now, v_now,
+            _uuid_v7(v_now + make_interval(secs => greatest((v_op->>'delayMs')::numeric, -86400000) / 1000)))
     on conflict (tenant_id, queue, timer_key) do update
       set partition = excluded.partition, deliver_at = excluded.deliver_at, txn = excluded.txn, data = excluded.data,
           payload = excluded.payload, enc = excluded.enc, producer_sub = excluded.producer_sub,
-          attempts = 0, last_error = null, updated_at = excluded.updated_at
+          attempts = 0, last_error = null, updated_at = excluded.updated_at, message_id = excluded.message_id
     returning * into v_row;
     v_results := v_results || jsonb_build_object('index', v_i, 'ok', true, 'status', case when v_existed then 'rescheduled' else 'scheduled' end,
                                                  'queue', v_row.queue, 'timerKey', v_row.timer_key, 'txn', v_row.txn,
-                                                 'messageId', null, 'deliverAt', _iso_us(v_row.deliver_at));
+                                                 'messageId', v_row.message_id, 'deliverAt', _iso_us(v_row.deliver_at));
   end loop;
   return v_results;
 end
@@ -110,7 +114,7 @@ set search_path = queen, pg_catalog
 as $$
   select coalesce(
     (select jsonb_build_object('found', true, 'queue', queue, 'timerKey', timer_key, 'partition', partition,
-                               'deliverAt', _iso_us(deliver_at), 'txn', txn, 'messageId', null, 'payload', payload,
+                               'deliverAt', _iso_us(deliver_at), 'txn', txn, 'messageId', message_id, 'payload', payload,
                                'payloadZstd', false, 'encrypted', enc, 'producerSub', producer_sub, 'attempts', attempts,
                                'lastError', last_error, 'claimed', false, 'createdAt', _iso_us(created_at),
                                'updatedAt', _iso_us(updated_at))
@@ -118,8 +122,10 @@ as $$
     jsonb_build_object('found', false, 'queue', p_queue, 'timerKey', p_timer_key))
 $$;
 
--- timers_list_v1: GET /api/v1/timers/:queue: a keyset page over timer keys, without payloads.
--- p_limit is clamped to 1..1000. Returns {rows, truncated, nextAfter}.
+-- timers_list_v1: GET /api/v1/timers/:queue: a keyset page over timer keys, without payloads (as
+-- Queen 1.6 lists them: the peek is the one read that carries a payload). p_limit is clamped to
+-- 1..1000. Returns {rows, truncated, nextAfter}; a row is {queue, timerKey, partition, deliverAt,
+-- txn, messageId, attempts, lastError, claimed, encrypted, createdAt}.
 create or replace function queen.timers_list_v1(p_tenant text, p_queue text, p_after text default null, p_limit integer default 100)
 returns jsonb
 language sql volatile
@@ -136,8 +142,9 @@ as $$
   )
   select jsonb_build_object(
     'rows', coalesce((select jsonb_agg(jsonb_build_object('queue', queue, 'timerKey', timer_key, 'partition', partition,
-                                                          'deliverAt', _iso_us(deliver_at), 'txn', txn, 'attempts', attempts,
-                                                          'lastError', last_error, 'claimed', false, 'encrypted', enc)
+                                                          'deliverAt', _iso_us(deliver_at), 'txn', txn, 'messageId', message_id,
+                                                          'attempts', attempts, 'lastError', last_error, 'claimed', false,
+                                                          'encrypted', enc, 'createdAt', _iso_us(created_at))
                                        order by timer_key) from kept), '[]'::jsonb),
     'truncated', (select count(*) from numbered) > (select count(*) from kept),
     'nextAfter', case when (select count(*) from numbered) > (select count(*) from kept)
@@ -193,9 +200,12 @@ begin
            for update skip locked) x;
 
   for v_tenant in select distinct r.tenant_id from unnest(v_rows) r loop
-    -- Distinct indexes: the push orders a partition's items by them (here, by deliver_at).
+    -- Distinct indexes: the push orders a partition's items by them. Here by message id, which is
+    -- due order to the millisecond: the ids were minted at schedule, and in id order a partition's
+    -- frames of this fire rise in id as in offset, the order a client sorting on (createdAt, id)
+    -- restores.
     select jsonb_agg(_timers_item(x.r) || jsonb_build_object('index', x.n - 1) order by x.n) into v_items
-      from (select r, row_number() over (order by r.deliver_at, r.queue, r.timer_key) as n
+      from (select r, row_number() over (order by r.message_id) as n
               from unnest(v_rows) r where r.tenant_id = v_tenant) x;
     begin
       delete from timers t using unnest(v_rows) r
@@ -228,15 +238,16 @@ begin
 end
 $$;
 
--- _timers_item: a timer as the push item its fire writes: its txn as the transaction id, the body
--- as stored at schedule (encrypted when enc), and the producer of the schedule.
+-- _timers_item: a timer as the push item its fire writes: the message id minted at schedule, its
+-- txn as the transaction id, the body as stored at schedule (encrypted when enc), and the producer
+-- of the schedule.
 create or replace function queen._timers_item(p_row queen.timers)
 returns jsonb
 language sql immutable
 set search_path = queen, pg_catalog
 as $$
   select jsonb_build_object('index', 0, 'queue', p_row.queue, 'partition', p_row.partition,
-                            'transactionId', p_row.txn, 'data', p_row.data)
+                            'transactionId', p_row.txn, 'data', p_row.data, 'id', p_row.message_id)
          || case when p_row.enc then jsonb_build_object('enc', true) else '{}'::jsonb end
          || case when p_row.producer_sub is not null then jsonb_build_object('producerSub', p_row.producer_sub) else '{}'::jsonb end
 $$;

@@ -1,6 +1,6 @@
 // The registry of stored procedures the broker calls. A new query is a new procedure in sql/ plus
-// one entry in the family file of the same name under procedures/ (procedures/kv.ts holds the
-// functions of sql/procedures/020_kv.sql); nothing else in the code base holds SQL that routes or
+// one entry in the family file of the same name under procedures/ (procedures/sink.ts holds the
+// functions of sql/procedures/027_sink.sql); nothing else in the code base holds SQL that routes or
 // lanes run. test/procedure-registry.test.ts checks that the registry and sql/ name the same
 // functions.
 import type { Procedure } from './procedure.js'
@@ -16,7 +16,6 @@ import { dedupPurgeFamily } from './procedures/dedup-purge.js'
 import { ephemeralFamily } from './procedures/ephemeral.js'
 import { evictionFamily } from './procedures/eviction.js'
 import { fetchFamily } from './procedures/fetch.js'
-import { kvFamily } from './procedures/kv.js'
 import { kvStoreFamily } from './procedures/kv-store.js'
 import { lanesFamily } from './procedures/lanes.js'
 import { messagesFamily } from './procedures/messages.js'
@@ -70,7 +69,6 @@ export const families = {
   retention: retentionFamily,
   eviction: evictionFamily,
   'retained-bytes': retainedBytesFamily,
-  kv: kvFamily,
   'kv-store': kvStoreFamily,
   timers: timersFamily,
   'consumer-groups': consumerGroupsFamily,
@@ -104,7 +102,6 @@ export const procedures = {
   ...retentionFamily,
   ...evictionFamily,
   ...retainedBytesFamily,
-  ...kvFamily,
   ...kvStoreFamily,
   ...timersFamily,
   ...consumerGroupsFamily,

@@ -192,13 +192,6 @@ export const maintenanceLeases = queen.table('maintenance_leases', {
   runs: int8('runs').notNull().default(0),
 })
 
-export const kv = queen.table('kv', {
-  tenantId: text('tenant_id').notNull().default(''),
-  key: text('key').notNull(),
-  value: jsonb('value').notNull(),
-  updatedAt: tstz('updated_at').notNull().defaultNow(),
-})
-
 // Queen 1.6's namespaced key/value store and timers (sql/migrations/0013_kv_timers.sql).
 export const kvEntries = queen.table('kv_entries', {
   tenantId: text('tenant_id').notNull().default(''),
@@ -225,6 +218,7 @@ export const timers = queen.table('timers', {
   lastError: text('last_error'),
   createdAt: tstz('created_at').notNull(),
   updatedAt: tstz('updated_at').notNull(),
+  messageId: uuid('message_id').notNull(),
 })
 
 export const systemState = queen.table('system_state', {
@@ -365,7 +359,6 @@ export const tables = {
   stats_listing_changes: statsListingChanges,
   queue_metrics: queueMetrics,
   maintenance_leases: maintenanceLeases,
-  kv,
   kv_entries: kvEntries,
   timers,
   system_state: systemState,

@@ -1,5 +1,5 @@
 // The database handle a request gets: its tenant's database, bound to that tenant. Routes call
-// tenant-scoped procedures without a tenant argument (`db.call('kv_get_v1', { key })`); the handle
+// tenant-scoped procedures without a tenant argument (`db.call('kv_namespaces_v1', {})`); the handle
 // adds the one the request chain settled, so a route can neither forget it nor name another.
 // Broker-wide procedures (the system flags, metrics, Postgres statistics) go through
 // `db.brokerWide`, which accepts only those, so each such call says what it is.

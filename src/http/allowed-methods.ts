@@ -5,7 +5,7 @@ import type { Method } from './route.js'
 
 type Matcher = { pattern: RegExp; methods: Set<string> }
 
-/** A Hono path (`/api/v1/kv/:key`, `/console/*`) as a regular expression over a request path. */
+/** A Hono path (`/api/v1/timers/:queue`, `/console/*`) as a regular expression over a request path. */
 function patternOf(path: string): RegExp {
   const escaped = path
     .split('/')

@@ -15,7 +15,7 @@ export interface DocumentOptions {
   skipPaths: string
 }
 
-/** Hono's `/kv/:key` is OpenAPI's `/kv/{key}`; a catch-all's pattern (`:key{.+}`) is dropped. */
+/** Hono's `/timers/:queue` is OpenAPI's `/timers/{queue}`; a catch-all's pattern (`:key{.+}`) is dropped. */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}')
 
 export const pathParams = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!)

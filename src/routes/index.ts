@@ -9,7 +9,6 @@ import { dlqRoutes } from './dlq.js'
 import { ephemeralRoutes } from './ephemeral.js'
 import { fetchRoutes } from './fetch.js'
 import { healthRoutes } from './health.js'
-import { kvRoutes } from './kv.js'
 import { kvStoreRoutes } from './kv-store.js'
 import { leaseRoutes } from './lease.js'
 import { messageAdminRoutes } from './message-admin.js'
@@ -54,7 +53,6 @@ export function allRoutes(version: string): RouteDef[] {
     ...placementRoutes,
     ...traceRoutes,
     ...kvStoreRoutes,
-    ...kvRoutes,
     ...timerRoutes,
     ...sinkRoutes,
     ...consumerGroupRoutes,

@@ -2,12 +2,14 @@
 // with ETag and `expect`, and the console's two reads. One procedure (kv_apply_v1) answers the
 // batch and the path routes, so they share one validation and one reason taxonomy. The status
 // describes the call, never the predicate: an absent key or a lost race is 200 with a field.
+// Namespaces starting "queen." are the broker's: readable here, refused to every write (src/kv/reserved.ts).
 import type { Context } from 'hono'
 import { z } from 'zod'
 import { HttpError } from '../errors.js'
 import type { AppEnv } from '../http/env.js'
 import { ROLE_SETS, route } from '../http/route.js'
 import { KV_LIMITS } from '../kv/limits.js'
+import { isReservedNamespace, refuseReservedWrites, reservedNamespaceError } from '../kv/reserved.js'
 import { refuseQueryString, refuseUnknownFields } from '../kv/wire.js'
 
 // Any op shape: the procedure validates each one and names the field it refuses.
@@ -35,6 +37,11 @@ function refusePathNamed(body: Record<string, unknown>): void {
   if (named.length > 0) throw new HttpError(400, 'kv_bad_request', `The path names the operation, namespace and key; the body may not (${named.join(', ')})`)
 }
 
+/** A path route's write into a broker namespace (reads of them are allowed). */
+function refuseReservedPath(ns: string): void {
+  if (isReservedNamespace(ns)) throw reservedNamespaceError('ns', ns)
+}
+
 /** One operation through the batch procedure, its result without the batch's index and op. */
 async function single(c: Context<AppEnv>, op: Record<string, unknown>): Promise<Record<string, unknown>> {
   const answer = await c.get('db').call('kv_apply_v1', { ops: [op], limits: KV_LIMITS })
@@ -54,7 +61,10 @@ export const kvStoreRoutes = [
       body: 'required',
       request: { body: batchBody, admit: (_c, raw) => refuseUnknownFields(raw, ['operations']) },
     },
-    async (c, { body }) => c.json(await c.get('db').call('kv_apply_v1', { ops: body.operations, limits: KV_LIMITS })),
+    async (c, { body }) => {
+      refuseReservedWrites(body.operations, 'operations')
+      return c.json(await c.get('db').call('kv_apply_v1', { ops: body.operations, limits: KV_LIMITS }))
+    },
   ),
   route(
     { method: 'GET', path: '/api/v1/resources/kv/namespaces', summary: 'Key/value namespaces with their key counts', roles: ROLE_SETS.R_RW_A, tenant: 'required', body: 'none' },
@@ -91,7 +101,10 @@ export const kvStoreRoutes = [
       body: 'required',
       request: { params: keyParams, body: putBody, admit: (c, raw) => (refuseQueryString(c), refusePathNamed(raw)) },
     },
-    async (c, { params, body }) => c.json(await single(c, { ...body, op: 'put', ns: params.ns, key: params.key })),
+    async (c, { params, body }) => {
+      refuseReservedPath(params.ns)
+      return c.json(await single(c, { ...body, op: 'put', ns: params.ns, key: params.key }))
+    },
   ),
   route(
     {
@@ -103,6 +116,9 @@ export const kvStoreRoutes = [
       body: 'optional',
       request: { params: keyParams, body: deleteBody, admit: (c, raw) => (refuseQueryString(c), refusePathNamed(raw)) },
     },
-    async (c, { params, body }) => c.json(await single(c, { ...body, op: 'delete', ns: params.ns, key: params.key })),
+    async (c, { params, body }) => {
+      refuseReservedPath(params.ns)
+      return c.json(await single(c, { ...body, op: 'delete', ns: params.ns, key: params.key }))
+    },
   ),
 ]

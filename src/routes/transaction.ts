@@ -14,6 +14,7 @@ import { withEncryption } from '../messages/encode.js'
 import { checkItemCount, pushItems, type PushItem } from '../messages/push-items.js'
 import { wakePops } from '../messages/wake-pops.js'
 import { KV_RIDER_LIMITS } from '../kv/limits.js'
+import { refuseReservedWrites } from '../kv/reserved.js'
 import { checkTimerOps, encodeTimerOps, TIMER_HORIZON_MS, timerPayloadLimit } from '../timers/ops.js'
 
 type ParsedOp = { type: 'push'; items: (PushItem & { where: string })[] } | (TransactionOpArg & { type: 'ack' })
@@ -85,6 +86,7 @@ export const transactionRoutes = [
     async (c, { body }) => {
       const { requiredLeases } = body
       const kv = body.kv ?? []
+      refuseReservedWrites(kv, 'kv')
       const timers = checkTimerOps(body.timers ?? [], 'timers', timerPayloadLimit(c))
       const ops: ParsedOp[] = body.operations.map((op, i): ParsedOp => {
         if (op.type === 'push') return { type: 'push', items: op.items.map((item, j) => ({ ...item, where: `operations[${i}].items[${j}]` })) }

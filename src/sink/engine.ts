@@ -4,7 +4,8 @@
 //   each changed partition picks the window -> the window's rows, partition by partition in name
 //   and offset order, into objects (one series per window for the queue, or per partition; parts
 //   bounded by frames and bytes) -> the window's checkpoint and manifest -> only then the kv
-//   pointer s3:<sink>:<queue>:committed, which the retention hold trusts, so it never names a
+//   pointer s3:<sink>:<queue>:committed (namespace queen.sink of the key/value store, moved by a
+//   compare-and-set on its version), which the retention hold trusts, so it never names a
 //   window whose objects are not all stored.
 // A window is closed only when its end is at or below safeTime, when its frames can no longer
 // change (docs/sink-protocol.md). So a window's content, and with it every object name and byte, is
@@ -44,6 +45,8 @@ export interface QueueRun {
 
 interface QueueState {
   windowEnd: string | null
+  /** The pointer row's version this state was read at: the next commit must still find it. */
+  version: number
   offsets: Record<string, number>
   lastObject?: string
 }
@@ -102,10 +105,10 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
       : { kind: 'hive', names: hiveLayout({ prefix: options.prefix, tenant: options.tenant, queue, align: options.align }) }
 
   async function loadState(queue: string, names: Names): Promise<QueueState> {
-    const pointer = await source.readPointer(options.sink, queue)
+    const { windowEnd: pointer, version } = await source.pointer(options.sink, queue)
     const cached = states.get(queue)
-    if (cached && cached.windowEnd === pointer) return cached
-    if (pointer === null) return { windowEnd: null, offsets: {} }
+    if (cached && cached.windowEnd === pointer && cached.version === version) return cached
+    if (pointer === null) return { windowEnd: null, version, offsets: {} }
     const key = names.names.manifestKey(pointer)
     const bytes = await store.get(key)
     if (!bytes) {
@@ -118,12 +121,12 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
     }
     if (names.kind === 'legacy') {
       const manifest = parseManifest(bytes, key)
-      return { windowEnd: manifest.windowEnd, offsets: { ...manifest.offsets } }
+      return { windowEnd: manifest.windowEnd, version, offsets: { ...manifest.offsets } }
     }
     const manifest = parseLakeManifest(bytes, key)
     const checkpoint = await store.get(manifest.checkpoint)
     if (!checkpoint) throw new Error(`the manifest ${key} names the checkpoint ${manifest.checkpoint}, which ${store.describe} does not have`)
-    return { windowEnd: manifest.windowEnd, offsets: { ...parseCheckpoint(checkpoint, manifest.checkpoint).offsets } }
+    return { windowEnd: manifest.windowEnd, version, offsets: { ...parseCheckpoint(checkpoint, manifest.checkpoint).offsets } }
   }
 
   /** Every partition the queue lists as changed since `since` (all of them without it), and the first page's safeTime. */
@@ -491,15 +494,16 @@ export function createSinkEngine(source: SinkSource, store: ObjectStore, options
         layout: legacy ? 'legacy' : `hive/${options.windows}`,
         ...(windowStart !== null ? { lastWindow: { start: windowStart, end: windowEnd, frames, objects: objects.length } } : {}),
         ...(lastObject ? { lastObject } : {}),
-      })
+      }, state.version)
       if (!answer.committed) {
-        // lease_lost: another process owns the sink now. behind: one already committed past this
-        // window (it wrote the same objects); either way this process's picture is stale.
+        // lease_lost: another process owns the sink now. version: the pointer was written since this
+        // process read it. behind: one already committed past this window (it wrote the same
+        // objects). Either way this process's picture is stale: the next run reads the pointer again.
         states.delete(queue)
         run.leased = answer.reason !== 'lease_lost'
         return run
       }
-      state = { windowEnd, offsets, lastObject: lastObject ?? state.lastObject }
+      state = { windowEnd, version: answer.version, offsets, lastObject: lastObject ?? state.lastObject }
       states.set(queue, state)
       run.windows++
       run.frames += frames

@@ -1,12 +1,12 @@
 // The broker's side of the sink protocol, called through the db layer's typed registry: the same
-// procedures the routes partitions/changed, fetch and kv call (docs/sink-protocol.md), plus the
-// sink's lease and its fenced commit, which have no route. The sink is maintenance code like the
+// procedures the routes partitions/changed and fetch call (docs/sink-protocol.md), plus the sink's
+// pointer (namespace queen.sink of the key/value store), its lease and its fenced compare-and-set
+// commit, which have no route. The sink is maintenance code like the
 // cron lanes (and on Workers it runs in scheduled() next to them), so it takes the layer lanes
 // take: db -> SQL. Payloads are decrypted here with the broker's own keyring, exactly as the
 // fetch route does, so an archive of an encrypted queue holds what a consumer would read.
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
-import { DbError } from '../db/errors.js'
 import { reveal } from '../reveal.js'
 
 export interface ChangedPartition {
@@ -29,22 +29,39 @@ export type FetchAnswer =
 
 export interface CommitAnswer {
   committed: boolean
-  reason: 'lease_lost' | 'behind' | null
+  reason: 'lease_lost' | 'version' | 'behind' | null
   windowEnd: string | null
+  /** The pointer's version after the call (0: no pointer). */
+  version: number
+}
+
+/** The committed pointer and the version of its row, which the next commit must still find. */
+export interface Pointer {
+  windowEnd: string | null
+  version: number
 }
 
 export interface SinkSource {
   /** One page of partitions/changed for the queue; `since` absent enumerates. */
   changed(queue: string, since: string | undefined, after: string | undefined): Promise<{ safeTime: string; partitions: ChangedPartition[]; next: string | null; error?: string }>
   fetch(queue: string, entries: { partition: string; fromOffset: number; limit: number; maxBytes: number }[]): Promise<FetchAnswer[]>
+  /** The pointer with its version; version 0 when there is none yet. */
+  pointer(sink: string, queue: string): Promise<Pointer>
+  /** The pointer's windowEnd alone. */
   readPointer(sink: string, queue: string): Promise<string | null>
   claim(sink: string, queue: string, token: string, leaseSeconds: number): Promise<boolean>
-  commit(sink: string, queue: string, token: string, leaseSeconds: number, windowEnd: string, summary: Record<string, unknown>): Promise<CommitAnswer>
+  /** Moves the pointer to windowEnd if the lease is held and the row is still at expectVersion. */
+  commit(sink: string, queue: string, token: string, leaseSeconds: number, windowEnd: string, summary: Record<string, unknown>, expectVersion: number): Promise<CommitAnswer>
 }
 
+/** The namespace of the key/value store the sink's pointers live in; clients may read it, never write it. */
+export const POINTER_NAMESPACE = 'queen.sink'
+/** The pointer's key in that namespace; retention's sink hold reads the same key. */
 export const pointerKey = (sink: string, queue: string) => `s3:${sink}:${queue}:committed`
 
 export function databaseSource(db: Database, config: Config, tenant: string): SinkSource {
+  const pointer = async (sink: string, queue: string): Promise<Pointer> =>
+    (await db.call('sink_pointer_v1', { tenant, sink, queue })) ?? { windowEnd: null, version: 0 }
   return {
     async changed(queue, since, after) {
       const answer = await db.call('log_partitions_changed_v1', { tenant, entries: [{ queue, since, after, limit: 1000 }] })
@@ -62,17 +79,10 @@ export function databaseSource(db: Database, config: Config, tenant: string): Si
         }),
       )
     },
-    async readPointer(sink, queue) {
-      const entry = await db.call('kv_get_v1', { tenant, key: pointerKey(sink, queue) }).catch((error: unknown) => {
-        // No pointer yet (the sink's first window): kv_get_v1's key-not-found refusal.
-        if (error instanceof DbError && error.sqlstate === 'QMNFK') return null
-        throw error
-      })
-      const value = entry?.value as { windowEnd?: unknown } | null | undefined
-      return typeof value?.windowEnd === 'string' ? value.windowEnd : null
-    },
+    pointer,
+    readPointer: async (sink, queue) => (await pointer(sink, queue)).windowEnd,
     claim: (sink, queue, token, leaseSeconds) => db.call('sink_lease_claim_v1', { tenant, sink, queue, token, ttl: `${leaseSeconds} seconds` }),
-    commit: (sink, queue, token, leaseSeconds, windowEnd, summary) =>
-      db.call('sink_commit_v1', { tenant, sink, queue, token, ttl: `${leaseSeconds} seconds`, windowEnd, summary }),
+    commit: (sink, queue, token, leaseSeconds, windowEnd, summary, expectVersion) =>
+      db.call('sink_commit_v1', { tenant, sink, queue, token, ttl: `${leaseSeconds} seconds`, windowEnd, summary, expectVersion }),
   }
 }

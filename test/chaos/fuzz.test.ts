@@ -118,7 +118,7 @@ it(`answers ${REQUESTS} hostile requests with 4xx envelopes or documented succes
     select 'queue' as what, tenant_id as tenant, name from queen.queues
     union all select 'partition', q.tenant_id, p.name from queen.log_partitions p join queen.queues q on q.id = p.queue_id where p.name <> 'Default'
     union all select 'group', q.tenant_id, g.consumer_group from queen.consumer_groups g join queen.queues q on q.id = g.queue_id where g.consumer_group <> '__QUEUE_MODE__'
-    union all select 'kv', tenant_id, key from queen.kv`)
+    union all select 'kv', tenant_id, ns from queen.kv_entries`)
   const unexpected = named.filter((r) => !allowed.has(`${r.tenant}\u0001${r.name}`))
   const stored = await sql<{ tenant: string; name: string; frames: number }>(`
     select q.tenant_id as tenant, q.name, coalesce(sum(p.last_offset + 1), 0)::int as frames
@@ -131,7 +131,7 @@ it(`answers ${REQUESTS} hostile requests with 4xx envelopes or documented succes
     select (select count(*) from queen.log_dlq)::int as dlq, (select count(*) from queen.message_traces)::int as traces`)
 
   // The body cap is enforced on every route that reads a body, before anything else can fail.
-  const bodyRoutes = new Set(['configure', 'push', 'ack', 'ack batch', 'transaction', 'lease extend', 'partitions changed', 'fetch', 'stats refresh', 'traces', 'kv put', 'kv batch', 'kv key put', 'kv list', 'timers', 'transaction riders'])
+  const bodyRoutes = new Set(['configure', 'push', 'ack', 'ack batch', 'transaction', 'lease extend', 'partitions changed', 'fetch', 'stats refresh', 'traces', 'kv batch', 'kv key put', 'kv list', 'timers', 'transaction riders'])
   const oversized = outcomes.filter((o) => bodyRoutes.has(o.request.route) && ['POST', 'PUT'].includes(o.request.method) && bodyBytes(o.request.body) > Number(LIMITS.MAX_BODY_BYTES))
   // A request refused before its body is read (no such route, the wrong method, a URL over its limit) never meets the cap.
   const refusedEarlier = new Set(['not_found', 'method_not_allowed', 'uri_too_long'])

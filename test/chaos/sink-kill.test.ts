@@ -15,11 +15,10 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { retention } from '../../cron/retention.js'
 import { runLane } from '../../cron/runner.js'
-import { pointerKey } from '../../src/sink/source.js'
 import { directoryStore } from '../../src/sink/store-directory.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { push } from '../helpers/engine.js'
-import { readArchive, sinkDatabase } from '../helpers/sink.js'
+import { pointerPath, readArchive, sinkDatabase } from '../helpers/sink.js'
 import { FULL, sleep } from './harness.js'
 
 const FRAMES = FULL ? 50_000 : 5_000
@@ -71,8 +70,8 @@ describe.each(FORMATS)('the sink writing %s', (format) => {
   }
 
   const pointer = async () => {
-    const res = await app.json('GET', `/api/v1/kv/${encodeURIComponent(pointerKey(SINK, QUEUE))}`)
-    return res.status === 200 ? (res.body.value.windowEnd as string) : null
+    const res = await app.json('GET', pointerPath(SINK, QUEUE))
+    return res.body.found === true ? (res.body.value.windowEnd as string) : null
   }
 
   it(`archives every frame exactly once across ${KILLS} SIGKILLs of the sink, with retention on`, { timeout: FULL ? 600_000 : 120_000 }, async () => {

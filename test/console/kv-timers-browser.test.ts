@@ -71,7 +71,7 @@ describe.skipIf(!hasBrowser)('the KV and Timers pages in Chromium', { timeout: 9
 
   it('chooses a queue, counts, lists, peeks and cancels its timers', async () => {
     await ok(broker.json('POST', '/api/v1/configure', { queue: 'reminders' }))
-    await ok(broker.json('POST', '/api/v1/timers', { operations: [timer('user/1/a', 'p1'), timer('user/1/b'), timer('user/2/a')] }))
+    const scheduled = await ok(broker.json('POST', '/api/v1/timers', { operations: [timer('user/1/a', 'p1'), timer('user/1/b'), timer('user/2/a')] }))
 
     const page = await open('/console/timers')
     const questions: string[] = []
@@ -83,6 +83,7 @@ describe.skipIf(!hasBrowser)('the KV and Timers pages in Chromium', { timeout: 9
     await page.getByRole('button', { name: 'Show' }).click()
     await expect.poll(() => page.getByTestId('timers').locator('tbody tr').count(), POLL).toBe(3)
     expect(await page.getByTestId('timer-user/1/a').textContent()).toContain('p1')
+    expect(await page.getByTestId('timers').locator('thead').textContent()).toContain('Scheduled')
 
     await page.getByTestId('timers-prefix').fill('user/1/')
     await page.getByRole('button', { name: 'Count' }).click()
@@ -91,6 +92,8 @@ describe.skipIf(!hasBrowser)('the KV and Timers pages in Chromium', { timeout: 9
     await page.getByTestId('timer-user/1/a').getByRole('link', { name: 'peek' }).click()
     await expect.poll(() => page.getByTestId('timer-payload').textContent(), POLL).toContain('"remind": "user/1/a"')
     expect(await page.getByTestId('timer-peek').textContent()).toContain('txn-user/1/a')
+    // The message id the fire will push under, minted at schedule.
+    expect(await page.getByTestId('timer-peek').textContent()).toContain(scheduled.results[0].messageId)
 
     await page.getByTestId('cancel-peeked-timer').click()
     await expect.poll(() => page.locator('p.flash').textContent(), POLL).toBe('Cancelled timer user/1/a of reminders.')

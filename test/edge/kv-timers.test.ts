@@ -63,10 +63,12 @@ describe('timers in workerd', () => {
   it('delivers a timer to a consumer parked on its queue, fired by the pop', async () => {
     const parked = call('GET', '/api/v1/pop/queue/edge.timer?wait=true&timeout=15000')
     const scheduled = await call('POST', '/api/v1/timers', { operations: [{ op: 'schedule', queue: 'edge.timer', timerKey: 'k', delayMs: 300, txn: 'edge-t-1', payload: b64({ due: true }) }] })
-    expect(scheduled.body.results[0]).toMatchObject({ ok: true, status: 'scheduled' })
+    expect(scheduled.body.results[0]).toMatchObject({ ok: true, status: 'scheduled', messageId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
     const got = await parked
     expect(got.status).toBe(200)
     expect(got.body.messages.map((m: { transactionId: string; data: unknown }) => [m.transactionId, m.data])).toEqual([['edge-t-1', { due: true }]])
+    // Delivered under the id its schedule answered.
+    expect(got.body.messages[0].id).toBe(scheduled.body.results[0].messageId)
     expect((await call('GET', '/api/v1/timers/edge.timer/k')).body.found).toBe(false)
   })
 

@@ -192,7 +192,7 @@ describe('the worker in workerd', () => {
       ['/api/v1/push', post(`{"items":[{"queue":"edge-fd","payload":${'['.repeat(5000)}${']'.repeat(5000)}}]}`), 400],
       [`/api/v1/messages?queue=${'x'.repeat(9000)}`, undefined, 414],
       ['/api/v1/push', { method: 'GET' }, 405],
-      ['/api/v1/kv/some-key', { method: 'PATCH' }, 405],
+      ['/api/v1/kv/ns/some-key', { method: 'PATCH' }, 405],
     ]
     for (const [path, init, status] of cases) {
       const viaWorker = await edge.fetch(path, init)
@@ -288,14 +288,20 @@ describe('the worker in workerd', () => {
     expect(edge.logs()).not.toMatch(/different request/)
   })
 
-  it('writes and reads a kv pointer, and refuses a bad body, as Node does', async () => {
+  it('refuses a client write of the sink pointer, reads it, and no longer serves the one-segment routes, as Node does', async () => {
     const put = (body: string): RequestInit => ({ method: 'PUT', headers: { 'content-type': 'application/json' }, body })
-    const key = '/api/v1/kv/s3:lake:edge.smoke:committed'
-    const written = await edge.fetch(key, put('{"value":{"windowEnd":"2030-01-01T00:00:00Z"}}'))
-    expect(written).toMatchObject({ status: 200, body: { key: 's3:lake:edge.smoke:committed', value: { windowEnd: '2030-01-01T00:00:00Z' } } })
+    const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const key = '/api/v1/kv/queen.sink/s3:lake:edge.smoke:committed'
+    const refused = await edge.fetch(key, put('{"value":{"windowEnd":"2030-01-01T00:00:00Z"},"forever":true}'))
+    expect(refused).toMatchObject({ status: 400, body: { code: 'kv_reserved_namespace', error: expect.stringContaining('queen.sink') } })
+    expect(refused).toEqual(await answer(await node.request(key, put('{"value":{"windowEnd":"2030-01-01T00:00:00Z"},"forever":true}'))))
+    const batch = { operations: [{ op: 'get', ns: 'queen.sink', key: 'k' }, { op: 'incr', ns: 'queen.sqs', key: 'n', delta: 1, forever: true }] }
+    expect(await edge.fetch('/api/v1/kv', post(batch))).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^operations\[1\]: namespace queen\.sqs is reserved/) } })
+    expect(await edge.fetch(key)).toMatchObject({ status: 200, body: { found: false } })
     expect(await edge.fetch(key)).toEqual(await answer(await node.request(key)))
-    expect(await edge.fetch(key, put('{"nope":1}'))).toEqual(await answer(await node.request(key, put('{"nope":1}'))))
-    expect(await edge.fetch('/api/v1/kv/missing')).toMatchObject({ status: 404, body: { error: 'Key not found', code: 'key_not_found' } })
+    const old = '/api/v1/kv/s3%3Alake%3Aedge.smoke%3Acommitted'
+    expect(await edge.fetch(old, put('{"value":1}'))).toMatchObject({ status: 404 })
+    expect(await edge.fetch(old)).toEqual(await answer(await node.request(old)))
   })
 
   it('registers a stream query, commits a cycle and replays it through the worker bundle', async () => {

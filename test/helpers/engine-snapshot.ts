@@ -4,7 +4,7 @@
 // refused request could otherwise alter in place (queue options, kv values, cursors and leases).
 import type { TestDatabase } from './database.js'
 
-const DIGESTED = ['queues', 'kv', 'log_consumers', 'consumer_groups']
+const DIGESTED = ['queues', 'kv_entries', 'log_consumers', 'consumer_groups']
 
 export type Snapshot = Record<string, number | string>
 

@@ -10,7 +10,7 @@ export type JsonSchema = Record<string, any>
 
 export interface Operation {
   method: string
-  /** OpenAPI path, `/api/v1/kv/{key}`. */
+  /** OpenAPI path, `/api/v1/timers/{queue}`. */
   path: string
   parameters: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema?: JsonSchema }[]
   body?: { required: boolean; schema: JsonSchema }

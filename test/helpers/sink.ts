@@ -9,6 +9,7 @@ import { layout } from '../../src/sink/layout.js'
 import type { LakeManifest } from '../../src/sink/manifest-lake.js'
 import type { Manifest } from '../../src/sink/manifest.js'
 import type { ObjectStore } from '../../src/sink/store.js'
+import { POINTER_NAMESPACE, pointerKey } from '../../src/sink/source.js'
 import { freshDatabase, type TestDatabase } from './database.js'
 
 export async function sinkDatabase(): Promise<TestDatabase> {
@@ -91,3 +92,20 @@ export async function readArchive(store: ObjectStore, args: { prefix?: string; s
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/**
+ * Writes a raw value under the sink's pointer key, as only broker code can (namespace queen.sink
+ * is refused to client writes): tests use it to rewind a pointer or to plant a malformed one. A
+ * fresh version from the store's sequence, as every write of the store stamps.
+ */
+export async function putPointerValue(app: { database: TestDatabase }, key: string, value: unknown, tenant = ''): Promise<void> {
+  await app.database.sql(
+    `insert into queen.kv_entries (tenant_id, ns, key, value, version, expires_at, updated_at)
+     values ($1, $2, $3, $4::jsonb, nextval('queen.kv_version_seq'), null, now())
+     on conflict (tenant_id, ns, key) do update set value = excluded.value, version = excluded.version, updated_at = excluded.updated_at`,
+    [tenant, POINTER_NAMESPACE, key, JSON.stringify(value)],
+  )
+}
+
+/** The stored pointer row as a client reads it through the 1.6 single-key route (reads of queen.* are allowed). */
+export const pointerPath = (sink: string, queue: string) => `/api/v1/kv/${POINTER_NAMESPACE}/${encodeURIComponent(pointerKey(sink, queue))}`

@@ -18,7 +18,7 @@ it('refuses U+0000 in a path segment or a query value with 400, writing nothing'
     '/api/v1/pop/queue/q/partition/%00',
     '/api/v1/resources/queues/%00',
     '/api/v1/traces/by-name/%00',
-    '/api/v1/kv/k%00',
+    '/api/v1/kv/ns/k%00',
     '/api/v1/messages?queue=%00',
     '/api/v1/pop/queue/q?consumerGroup=g%00',
   ]) {
@@ -60,9 +60,9 @@ it('answers POST /stats/refresh 200 when a queue it is refreshing is deleted mea
 // key deep inside a kv value or a trace's data reached PostgreSQL's jsonb parser (22P02) as a 500.
 it('refuses a lone surrogate in a key inside a kv value or trace data with 400, writing nothing', async () => {
   const before = await writtenRows(app)
-  const [kvBefore] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.kv`)
+  const [kvBefore] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.kv_entries`)
   const cases: [string, string, string, string][] = [
-    ['PUT', '/api/v1/kv/fz-lone', '{"value":{"\\ud800":1,"id":2}}', 'value.\ud800'],
+    ['PUT', '/api/v1/kv/fz/lone', '{"value":{"\\ud800":1,"id":2},"forever":true}', 'value.\ud800'],
     ['POST', '/api/v1/traces', '{"partitionId":"0190b7a5-0000-7000-8000-000000000000","transactionId":"t","traceNames":["a"],"data":{"\\udfff":"x"}}', 'data.\udfff'],
   ]
   for (const [method, path, body, field] of cases) {
@@ -71,7 +71,7 @@ it('refuses a lone surrogate in a key inside a kv value or trace data with 400, 
     expect(res.body, path).toEqual({ error: `${field} must not contain a lone UTF-16 surrogate`, code: 'invalid_request' })
   }
   expect(await writtenRows(app)).toEqual(before)
-  expect((await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.kv`))[0]).toEqual(kvBefore)
+  expect((await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.kv_entries`))[0]).toEqual(kvBefore)
 })
 
 // Issue #37: a payload nested 5 000 deep overflowed the stack of JSON.stringify in the push route.

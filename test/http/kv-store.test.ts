@@ -210,9 +210,12 @@ describe('single-key routes', () => {
     expect(await app.json('PUT', path('doc', 'k'), { value: 1 }, A)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/kv_expiry_not_specified/) } })
   })
 
-  it('leaves the sink pointer routes (one path segment) where they were', async () => {
-    expect((await app.json('PUT', '/api/v1/kv/s3%3Alake%3Aq%3Acommitted', { value: { windowEnd: 'x' } }, A)).status).toBe(200)
-    expect((await app.json('GET', '/api/v1/kv/s3%3Alake%3Aq%3Acommitted', undefined, A)).body.value).toEqual({ windowEnd: 'x' })
+  it('no longer serves the one-segment pointer routes (the pointer lives in namespace queen.sink)', async () => {
+    for (const method of ['PUT', 'GET', 'DELETE']) {
+      const res = await app.json(method, '/api/v1/kv/s3%3Alake%3Aq%3Acommitted', method === 'PUT' ? { value: { windowEnd: 'x' } } : undefined, A)
+      expect(res.status, method).toBe(404)
+      expect(res.body.code, method).toBe('not_found')
+    }
   })
 })
 
@@ -248,12 +251,12 @@ describe('parallel clients', () => {
 })
 
 describe('bodies PostgreSQL could not store', () => {
-  it('refuses an unpaired surrogate 400 naming where it is, on the new routes and the pointer route alike', async () => {
+  it('refuses an unpaired surrogate 400 naming where it is, on the batch and single-key routes alike', async () => {
     const raw = (method: string, path: string, body: string) => app.request(path, { method, headers: { 'content-type': 'application/json', ...A }, body })
     const batch = await raw('POST', '/api/v1/kv', '{"operations":[{"op":"get","ns":"a","key":"\\ud800"}]}')
     expect(batch.status).toBe(400)
     expect((await batch.json()).error).toMatch(/operations\[0\]\.key must not contain a lone UTF-16 surrogate/)
-    expect((await raw('PUT', '/api/v1/kv/pointer', '{"value":"\\udfff"}')).status).toBe(400)
+    expect((await raw('PUT', '/api/v1/kv/a/pointer', '{"value":"\\udfff","forever":true}')).status).toBe(400)
     expect((await raw('POST', '/api/v1/push', '{"items":[{"queue":"q","payload":"\\ud800"}]}')).status).toBe(400)
     // A well-formed pair spelled as escapes is an ordinary character.
     expect((await raw('PUT', '/api/v1/kv/emoji/k', '{"value":"\\ud83d\\ude00","forever":true}')).status).toBe(200)

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { writtenRows } from '../helpers/engine.js'
+import { pointerPath, putPointerValue } from '../helpers/sink.js'
+import { pointerKey } from '../../src/sink/source.js'
 
 const A = { 'x-tenant': 'acme' }
 const B = { 'x-tenant': 'globex' }
@@ -106,13 +108,20 @@ describe('two tenants', () => {
   })
 
   it("cannot read, overwrite or delete A's kv entries, such as a sink's committed pointer", async () => {
-    const key = encodeURIComponent('s3:lake:shared:committed')
-    await app.json('PUT', `/api/v1/kv/${key}`, { value: { windowEnd: '2026-01-01T00:00:00Z' } }, A)
-    expect((await app.json('GET', `/api/v1/kv/${key}`, undefined, B)).status).toBe(404)
-    await app.json('PUT', `/api/v1/kv/${key}`, { value: { windowEnd: '2030-01-01T00:00:00Z' } }, B)
-    await app.json('DELETE', `/api/v1/kv/${key}`, undefined, B)
-    const mine = await app.json('GET', `/api/v1/kv/${key}`, undefined, A)
-    expect(mine.body).toMatchObject({ value: { windowEnd: '2026-01-01T00:00:00Z' } })
+    // The pointer is the broker's to write (namespace queen.sink); a client may only read its own tenant's.
+    await putPointerValue(app, pointerKey('lake', 'shared'), { windowEnd: '2026-01-01T00:00:00Z' }, 'acme')
+    const path = pointerPath('lake', 'shared')
+    expect((await app.json('GET', path, undefined, B)).body).toMatchObject({ found: false })
+    expect((await app.json('PUT', path, { value: { windowEnd: '2030-01-01T00:00:00Z' }, forever: true }, B)).status).toBe(400)
+    expect((await app.json('DELETE', path, undefined, B)).status).toBe(400)
+    const mine = await app.json('GET', path, undefined, A)
+    expect(mine.body).toMatchObject({ found: true, value: { windowEnd: '2026-01-01T00:00:00Z' } })
+    // The same key in an ordinary namespace is two values, one per tenant.
+    await app.json('PUT', '/api/v1/kv/notes/k', { value: 'acme', forever: true }, A)
+    expect((await app.json('GET', '/api/v1/kv/notes/k', undefined, B)).body).toMatchObject({ found: false })
+    await app.json('PUT', '/api/v1/kv/notes/k', { value: 'globex', forever: true }, B)
+    await app.json('DELETE', '/api/v1/kv/notes/k', undefined, B)
+    expect((await app.json('GET', '/api/v1/kv/notes/k', undefined, A)).body).toMatchObject({ found: true, value: 'acme' })
   })
 
   it("cannot delete A's messages", async () => {

@@ -42,6 +42,11 @@ describe('POST /api/v1/timers and the per-key routes', () => {
     expect(page.body).toMatchObject({ truncated: true, nextAfter: 'order/2' })
     expect(page.body.rows.map((r: { timerKey: string }) => r.timerKey)).toEqual(['order/1', 'order/2'])
     expect(page.body.rows[0].payload).toBeUndefined()
+    // Queen 1.6's list row: no payload (the peek carries it), the schedule's instant and the message id.
+    expect(Object.keys(page.body.rows[0]).sort()).toEqual(
+      ['attempts', 'claimed', 'createdAt', 'deliverAt', 'encrypted', 'lastError', 'messageId', 'partition', 'queue', 'timerKey', 'txn'],
+    )
+    expect(page.body.rows[0]).toMatchObject({ createdAt: peek.body.createdAt, messageId: peek.body.messageId })
     expect((await app.json('GET', '/api/v1/timers/tm.basic?after=order%2F2')).body).toMatchObject({ truncated: false, nextAfter: null, rows: [{ timerKey: 'other' }] })
     expect((await app.json('GET', '/api/v1/timers/tm.basic?mode=count&prefix=order%2F')).body).toEqual({ count: 2 })
 
@@ -99,6 +104,38 @@ describe('the fire', () => {
     expect((await app.json('GET', '/api/v1/timers/tm.fire/later')).body.found).toBe(true)
     await app.db.call('timers_fire_step_v1', { limit: 1000 })
     expect((await pop(app, 'tm.fire', { batch: 10 })).status).toBe(204)
+  })
+
+  it('delivers each timer under the messageId its schedule answered, a reschedule minting a new one', async () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    const first = (await schedule({ queue: 'tm.ids', timerKey: 'moved', delayMs: 60_000, txn: 'ids-moved' })).body.results[0]
+    expect(first.messageId).toMatch(uuid)
+    expect((await app.json('GET', '/api/v1/timers/tm.ids/moved')).body.messageId).toBe(first.messageId)
+    // A reschedule is a new message under an old name: a new id, and the peek shows it.
+    const moved = (await schedule({ queue: 'tm.ids', timerKey: 'moved', delayMs: -1, txn: 'ids-moved' })).body.results[0]
+    expect(moved).toMatchObject({ status: 'rescheduled', messageId: expect.stringMatching(uuid) })
+    expect(moved.messageId).not.toBe(first.messageId)
+    expect((await app.json('GET', '/api/v1/timers/tm.ids/moved')).body.messageId).toBe(moved.messageId)
+    // Scheduled out of due order into one partition, and one through a transaction's rider.
+    const ids = new Map<string, string>([['ids-moved', moved.messageId]])
+    for (const [key, delayMs] of [['c', -30], ['a', -90], ['d', -10], ['b', -60]] as const) {
+      ids.set(`ids-${key}`, (await schedule({ queue: 'tm.ids', timerKey: key, delayMs, txn: `ids-${key}` })).body.results[0].messageId)
+    }
+    const rider = await app.json('POST', '/api/v1/transaction', { operations: [], timers: [{ op: 'schedule', queue: 'tm.ids', timerKey: 'e', delayMs: -5, txn: 'ids-e', payload: b64(5) }] })
+    const riderResult = rider.body.results.find((r: { type: string }) => r.type === 'timer')
+    expect(riderResult.messageId).toMatch(uuid)
+    ids.set('ids-e', riderResult.messageId)
+    expect(new Set(ids.values()).size).toBe(6)
+
+    await app.db.call('timers_fire_step_v1', { limit: 1000 })
+    const popped = await pop(app, 'tm.ids', { batch: 10 })
+    expect(popped.messages.map((m) => [m.transactionId, m.id])).toEqual(
+      // One fire, so one segment, in id order (due order to the millisecond), which is offset order.
+      ['ids-a', 'ids-b', 'ids-c', 'ids-d', 'ids-e', 'ids-moved'].map((txn) => [txn, ids.get(txn)]).sort((x, y) => (x[1]! < y[1]! ? -1 : 1)),
+    )
+    // The order a client restores by sorting on (createdAt, id) is the log's.
+    const sorted = [...popped.messages].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id))
+    expect(sorted.map((m) => m.id)).toEqual(popped.messages.map((m) => m.id))
   })
 
   it('fires each of many timers exactly once under concurrent firers', async () => {

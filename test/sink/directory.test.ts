@@ -14,7 +14,7 @@ import { directoryStore } from '../../src/sink/store-directory.js'
 import { verifyArchive } from '../../src/sink/verify.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { push } from '../helpers/engine.js'
-import { readArchive, sinkDatabase, sleep } from '../helpers/sink.js'
+import { pointerPath, putPointerValue, readArchive, sinkDatabase, sleep } from '../helpers/sink.js'
 
 const KEY = 'b'.repeat(64)
 let app: TestApp
@@ -88,8 +88,9 @@ describe('sink with the directory driver', () => {
     expect(archive.chain.flatMap((m) => m.objects).every((o) => o.count <= 7)).toBe(true)
     expect(archive.objects.every((k) => /^lake\/orders\/data\/p\d\/\d{8}T\d{6}\.000Z\/\d{20}\.ndjson\.gz$/.test(k))).toBe(true)
     // The kv pointer is exactly D2's shape, and the status row counts what was archived.
-    const kv = await app.json('GET', `/api/v1/kv/${encodeURIComponent(pointerKey('lake', 'orders'))}`)
-    expect(kv.body.value).toEqual({ windowEnd: at })
+    // A client reads it in the broker's namespace (a read is allowed, a write is not).
+    const kv = await app.json('GET', pointerPath('lake', 'orders'))
+    expect(kv.body).toMatchObject({ found: true, value: { windowEnd: at }, expiresAt: null })
     const report = await verifyArchive(source(), directoryStore(dir), { sink: 'lake', queue: 'orders', prefix: '' })
     expect(report).toMatchObject({ ok: true, frames: 160, compared: 160, problems: [] })
   })
@@ -102,7 +103,7 @@ describe('sink with the directory driver', () => {
     const chain = (await readArchive(store, { sink: 'lake', queue: 'orders', pointer: at, layout: 'legacy' })).chain
     // Back to the end of the first window that held frames, as if every later commit had been lost.
     const rewind = chain.find((m) => m.objects.length > 0)!.windowEnd
-    await app.json('PUT', `/api/v1/kv/${encodeURIComponent(pointerKey('lake', 'orders'))}`, { value: { windowEnd: rewind } })
+    await putPointerValue(app, pointerKey('lake', 'orders'), { windowEnd: rewind })
     const engine = engineFor({ sink: 'lake', queues: ['orders'], windowSeconds: 1, maxFrames: 7 })
     await archiveUntil(engine, 'lake', 'orders', await lastCreatedAt('orders'))
     const after = new Map<string, string>()

@@ -18,7 +18,7 @@ import { verifyArchive } from '../../src/sink/verify.js'
 import { windowGrid } from '../../src/sink/windows.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { push } from '../helpers/engine.js'
-import { readArchive, sinkDatabase, sleep } from '../helpers/sink.js'
+import { pointerPath, putPointerValue, readArchive, sinkDatabase, sleep } from '../helpers/sink.js'
 
 const QUEUE = 'lake.orders'
 const PARTITIONS = 50
@@ -117,8 +117,8 @@ describe('the sink as a data lake', () => {
     expect(jsonl.objects.every((k) => /^queue=lake\.orders\/dt=[\d-]+\/hour=\d\d\/w-\d{16}-\d{16}-0000\.jsonl\.gz$/.test(k))).toBe(true)
     // Sidecars under _queen/, beside (not inside) the queue=... levels.
     expect(readdirSync(join(dirOf.parquet, '_queen', 'queue=lake.orders')).sort()).toEqual(['checkpoint', 'windows'])
-    const kv = await app.json('GET', `/api/v1/kv/${encodeURIComponent(pointerKey('pq', QUEUE))}`)
-    expect(kv.body.value).toEqual({ windowEnd: await pointer('pq') })
+    const kv = await app.json('GET', pointerPath('pq', QUEUE))
+    expect(kv.body).toMatchObject({ found: true, value: { windowEnd: await pointer('pq') } })
 
     for (const [sink, dir] of [['pq', dirOf.parquet], ['js', dirOf.jsonl]] as const) {
       const report = await verifyArchive(source(), directoryStore(dir), { sink, queue: QUEUE, prefix: '' })
@@ -160,7 +160,7 @@ describe('the sink as a data lake', () => {
       const at = (await pointer(sink))!
       const chain = (await readArchive(store, { sink, queue: QUEUE, pointer: at })).chain
       const rewind = chain.find((m) => m.objects.length > 0)!.windowEnd
-      await app.json('PUT', `/api/v1/kv/${encodeURIComponent(pointerKey(sink, QUEUE))}`, { value: { windowEnd: rewind } })
+      await putPointerValue(app, pointerKey(sink, QUEUE), { windowEnd: rewind })
       await archiveUntil(run(sink, dir, { format, ...(format === 'parquet' ? { maxFrames: 250 } : {}) }), sink, QUEUE, await lastCreatedAt(QUEUE))
       const after = new Map<string, string>()
       for (const key of await store.list('queue=')) after.set(key, Buffer.from((await store.get(key))!).toString('base64'))

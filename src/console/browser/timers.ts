@@ -16,9 +16,11 @@ interface TimerRow {
   partition: string
   deliverAt: string
   txn: string
+  messageId: string
   attempts: number
   lastError: string | null
   encrypted: boolean
+  createdAt: string
 }
 
 interface TimerPage {
@@ -27,7 +29,7 @@ interface TimerPage {
   nextAfter: string | null
 }
 
-type Peeked = ({ found: true; payload: string; createdAt: string; updatedAt: string } & TimerRow) | { found: false; queue: string; timerKey: string }
+type Peeked = ({ found: true; payload: string; updatedAt: string } & TimerRow) | { found: false; queue: string; timerKey: string }
 
 interface Cancelled {
   ok: boolean
@@ -84,6 +86,7 @@ function peekPanel(queue: string, p: Peeked, write: boolean, navigate: Navigate)
       h('span', { class: 'muted' }, 'Partition'), h('span', {}, p.partition),
       h('span', { class: 'muted' }, 'Due'), h('span', {}, time(p.deliverAt), ' (' + p.deliverAt + ')'),
       h('span', { class: 'muted' }, 'Transaction id'), h('code', {}, p.txn),
+      h('span', { class: 'muted' }, 'Message id'), h('code', {}, p.messageId),
       h('span', { class: 'muted' }, 'Attempts'), h('span', {}, num(p.attempts), p.lastError ? ', last error: ' + p.lastError : ''),
       h('span', { class: 'muted' }, 'Scheduled'), h('span', {}, time(p.createdAt), ', updated ', time(p.updatedAt))),
     h('pre', { class: 'payload', 'data-testid': 'timer-payload' }, payloadText(p.payload, p.encrypted)),
@@ -114,6 +117,7 @@ export async function timersView(params: URLSearchParams, navigate: Navigate): P
     { label: 'Due', cell: (t) => time(t.deliverAt) },
     { label: 'Attempts', num: true, cell: (t) => num(t.attempts) },
     { label: 'Last error', cell: (t) => t.lastError || '–' },
+    { label: 'Scheduled', cell: (t) => time(t.createdAt) },
     { label: 'Payload', cell: (t) => (t.encrypted ? 'encrypted' : link(pagePath(queue, { peek: t.timerKey }), 'peek')) },
     ...(caps.write ? [{ label: 'Action', cell: (t: TimerRow) => cancelButton(queue, t, 'cancel-timer-' + t.timerKey, navigate) }] : []),
   ], page.rows, after === null ? 'No pending timers on this queue.' : 'No timers after ' + after + '.', (t) => ({ 'data-testid': 'timer-' + t.timerKey }))

@@ -36,7 +36,6 @@ export const TENANT_TABLES: readonly { name: string; page: number }[] = [
   { name: 'queue_metrics', page: 5000 },
   { name: 'log_dlq', page: 500 },
   { name: 'message_traces', page: 2000 },
-  { name: 'kv', page: 2000 },
   { name: 'stream_queries', page: 1000 },
   { name: 'stream_state', page: 2000 },
   { name: 'stream_shards', page: 2000 },

@@ -1,8 +1,16 @@
-// Archive sinks' leases, committed pointers and status (sql/procedures/027_sink.sql).
+// Archive sinks' leases, committed pointers (namespace queen.sink of the key/value store) and status (sql/procedures/027_sink.sql).
 import { z } from 'zod'
 import { defineFamily, tenantScoped } from '../procedure.js'
 
-const sinkCommit = z.object({ committed: z.boolean(), reason: z.enum(['lease_lost', 'behind']).nullable(), windowEnd: z.string().nullable() })
+const sinkCommit = z.object({
+  committed: z.boolean(),
+  reason: z.enum(['lease_lost', 'version', 'behind']).nullable(),
+  windowEnd: z.string().nullable(),
+  /** The pointer row's version after the call, 0 when there is none. */
+  version: z.number().int(),
+})
+/** The pointer as the sink reads it: null until the first commit. */
+const sinkPointer = z.object({ windowEnd: z.string().nullable(), version: z.number().int() }).nullable()
 
 export const sinkStatusRow = z.object({
   sink: z.string(),
@@ -36,7 +44,11 @@ export const sinkFamily = defineFamily({
     ttl: 'interval',
     now: 'timestamptz',
   }).returns(z.boolean()),
-  /** Moves the sink's committed pointer forward, only while the caller holds the lease. */
+  /** The sink's committed pointer for one queue (namespace queen.sink) with its version. */
+  sink_pointer_v1: tenantScoped<{ tenant: string; sink: string; queue: string; now?: Date }>({ tenant: 'text', sink: 'text', queue: 'text', now: 'timestamptz' }).returns(
+    sinkPointer,
+  ),
+  /** Moves the sink's committed pointer forward, only while the caller holds the lease and the pointer is still at the version it read. */
   sink_commit_v1: tenantScoped<{
     tenant: string
     sink: string
@@ -45,6 +57,7 @@ export const sinkFamily = defineFamily({
     ttl: string
     windowEnd: string
     summary: Record<string, unknown>
+    expectVersion: number
     now?: Date
   }>({
     tenant: 'text',
@@ -54,6 +67,7 @@ export const sinkFamily = defineFamily({
     ttl: 'interval',
     windowEnd: 'text',
     summary: 'jsonb',
+    expectVersion: 'bigint',
     now: 'timestamptz',
   }).returns(sinkCommit),
   /** Every sink of the tenant with its pointer, lag and hold state (the console's sinks page). */
