@@ -242,15 +242,17 @@ $$;
 create or replace function queen._stats_listing_entries(p_tenant text, p_ids uuid[] default null)
 returns table (id uuid, name text, computed_at timestamptz, entry text)
 language sql stable
-set search_path = queen, pg_catalog
+-- No SET clause and a schema-qualified body, so PostgreSQL inlines it into its caller's statement:
+-- the render's null p_ids then folds away, and a patch's few ids are probed by primary key instead
+-- of every queue of the tenant being scanned and filtered.
 as $$
-  select q.id, q.name, st.computed_at, row_to_json(x)::text
-    from queues q
-    left join stats st on st.queue_id = q.id
+  select q.id, q.name, st.computed_at, pg_catalog.row_to_json(x)::text
+    from queen.queues q
+    left join queen.stats st on st.queue_id = q.id
     -- The answer's object for one queue: the row's columns are its keys, id first (a patch finds an
     -- entry by its opening `{"id":"<uuid>"`, which no escaped string value can contain).
     cross join lateral (
-      select q.id, q.name, q.namespace, q.task, _iso_ms(q.created_at) as "createdAt",
+      select q.id, q.name, q.namespace, q.task, queen._iso_ms(q.created_at) as "createdAt",
              coalesce(st.partition_count, 0) as partitions, coalesce(st.retained_bytes, 0) as "retainedBytes",
              ('{"segments":' || coalesce(st.segment_count, 0) || ',"messages":' || coalesce(st.total, 0) || '}')::json as segments,
              ('{"total":' || coalesce(st.total, 0) || ',"pending":' || coalesce(st.pending, 0)
