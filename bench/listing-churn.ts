@@ -8,12 +8,14 @@
 // LISTING_POLLS (20) times: push one frame to a new queue over HTTP, then poll; first plain, then
 // the same again with `Accept-Encoding: gzip` (as fetch sends it). Per poll: time to the first byte
 // (the answer's headers) and to the last; per round: the cached call's execution time inside
-// PostgreSQL (pg_stat_statements, top-level, that ref's database alone) divided by its calls, and
-// how many polls rendered the whole listing again (`stats_listings.rendered_at` moved).
+// PostgreSQL (pg_stat_statements, top-level, that ref's database alone) divided by its calls, the
+// CPU the broker's backends used across each poll (/proc/<pid>/schedstat, which a backend waiting
+// for a core does not grow), and how many polls rendered the whole listing again
+// (`stats_listings.rendered_at` moved).
 // Every poll must list the queue just created, or the run fails. Medians over rounds per ref.
 import { execFileSync } from 'node:child_process'
 import http from 'node:http'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -83,7 +85,25 @@ interface RoundFigures {
   firstByteP99: number | null
   lastByteP50: number | null
   pgMsPerPoll: number
+  pgCpuMsPerPoll: number
   rendersPerPoll: number
+}
+
+/**
+ * CPU time so far (ms) of the broker's backends on `database`, from /proc/<pid>/schedstat: it does
+ * not grow while a backend waits for a core another tenant holds, where the execution time does.
+ */
+async function backendCpuMs(admin: pg.Client, database: string) {
+  const { rows } = await admin.query(`select pid from pg_stat_activity where datname = $1 and backend_type = 'client backend' and application_name <> 'bench-listing'`, [database])
+  let ns = 0
+  for (const { pid } of rows) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0])
+    } catch {
+      // a backend that ended meanwhile
+    }
+  }
+  return { pids: rows.map((r) => r.pid as number).sort().join(','), ms: ns / 1e6 }
 }
 
 async function cachedCallTime(admin: pg.Client, database: string) {
@@ -105,13 +125,22 @@ async function churn(r: Ref, admin: pg.Client, gzip: boolean, label: string): Pr
   const first: number[] = []
   const last: number[] = []
   let renders = 0
+  let cpuMs = 0
+  let cpuPolls = 0
   const before = await cachedCallTime(admin, r.database)
   for (let i = 0; i < POLLS; i++) {
     const queue = `churn-${String(++r.created).padStart(6, '0')}`
     const res = await r.broker.client.request('POST', '/api/v1/push', { items: [{ queue, payload: { i } }] })
     if (res.status !== 201) throw new Error(`push answered ${res.status}`)
     const at = await renderedAt(r)
+    const cpu0 = await backendCpuMs(admin, r.database)
     const timed = await poll(r.agent, r.broker.port, gzip)
+    const cpu1 = await backendCpuMs(admin, r.database)
+    // Counted only when the pool's connections were the same around the poll.
+    if (cpu0.pids === cpu1.pids) {
+      cpuMs += cpu1.ms - cpu0.ms
+      cpuPolls++
+    }
     if (!timed.names.includes(queue)) throw new Error(`${r.ref} ${label}: the poll after creating ${queue} does not list it`)
     if ((await renderedAt(r)) !== at) renders++
     first.push(timed.firstByteMs)
@@ -125,6 +154,7 @@ async function churn(r: Ref, admin: pg.Client, gzip: boolean, label: string): Pr
     firstByteP99: percentile(first, 99),
     lastByteP50: percentile(last, 50),
     pgMsPerPoll: round((after.ms - before.ms) / Math.max(after.calls - before.calls, 1), 2),
+    pgCpuMsPerPoll: round(cpuMs / Math.max(cpuPolls, 1), 2),
     rendersPerPoll: round(renders / POLLS, 2),
   }
 }
@@ -168,7 +198,7 @@ async function main() {
         for (const gzip of [false, true]) {
           const figures = await churn(r, admin, gzip, `round ${n}`)
           results.get(r.ref)![gzip ? 'gzip' : 'plain'].push(figures)
-          log(`round ${n} ${r.ref.padEnd(10)} ${gzip ? 'gzip ' : 'plain'}  first byte p50 ${round(figures.firstByteP50 ?? 0, 1)} ms p99 ${round(figures.firstByteP99 ?? 0, 1)} ms, last byte p50 ${round(figures.lastByteP50 ?? 0, 1)} ms, PostgreSQL ${figures.pgMsPerPoll} ms a poll, renders a poll ${figures.rendersPerPoll}  (load ${loads[loads.length - 1]})`)
+          log(`round ${n} ${r.ref.padEnd(10)} ${gzip ? 'gzip ' : 'plain'}  first byte p50 ${round(figures.firstByteP50 ?? 0, 1)} ms p99 ${round(figures.firstByteP99 ?? 0, 1)} ms, last byte p50 ${round(figures.lastByteP50 ?? 0, 1)} ms, PostgreSQL ${figures.pgMsPerPoll} ms (CPU ${figures.pgCpuMsPerPoll} ms) a poll, renders a poll ${figures.rendersPerPoll}  (load ${loads[loads.length - 1]})`)
         }
       }
     }
@@ -183,10 +213,11 @@ async function main() {
           firstByteP99: m((x) => x.firstByteP99),
           lastByteP50: m((x) => x.lastByteP50),
           pgMsPerPoll: m((x) => x.pgMsPerPoll),
+          pgCpuMsPerPoll: m((x) => x.pgCpuMsPerPoll),
           rendersPerPoll: m((x) => x.rendersPerPoll),
         }
         summary[`${ref} ${kind}`] = row
-        log(`${ref.padEnd(10)} ${kind.padEnd(5)} medians over ${ROUNDS} rounds: first byte p50 ${row.firstByteP50} ms, p99 ${row.firstByteP99} ms; last byte p50 ${row.lastByteP50} ms; PostgreSQL ${row.pgMsPerPoll} ms a poll; renders a poll ${row.rendersPerPoll}`)
+        log(`${ref.padEnd(10)} ${kind.padEnd(5)} medians over ${ROUNDS} rounds: first byte p50 ${row.firstByteP50} ms, p99 ${row.firstByteP99} ms; last byte p50 ${row.lastByteP50} ms; PostgreSQL ${row.pgMsPerPoll} ms (backend CPU ${row.pgCpuMsPerPoll} ms) a poll; renders a poll ${row.rendersPerPoll}`)
       }
     }
     mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
