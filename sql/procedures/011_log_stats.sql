@@ -195,12 +195,14 @@ $$;
 
 -- log_queue_stats_cached_v1: GET /api/v1/resources/queues?stats=cached, for pollers, which must be
 -- answered without computing anything per call. The tenant's pre-rendered listing
--- (queen.stats_listings), rendered here first when the tenant has none or it is stale, where
--- building the answer from 10 000 stats rows took 0.6-1.2 s (BENCHMARKS.md, scale). Every number is
--- queen.stats as it stood at the last render (the end of the stats lane's last pass, or POST
--- /stats/refresh); a queue created, deleted or renamed since then makes the listing stale
--- (_stats_listing_changed), so the set of queues is always current. p_known is the listing version
--- the broker already holds: when it is the current one, the text is not read or sent again.
+-- (queen.stats_listings), rendered here first when the tenant has none, where building the answer
+-- from 10 000 stats rows took 0.6-1.2 s (BENCHMARKS.md, scale). Every number is queen.stats as it
+-- stood when the listing (or, for a queue patched in, that queue's entry) was rendered: the end of
+-- the stats lane's last pass, or POST /stats/refresh. A queue created, deleted or renamed since then
+-- makes the listing stale (_stats_listing_changed), so the set of queues is always current: a stale
+-- listing gets the changed queues patched in (_stats_listing_patch), the others keep their numbers.
+-- p_known is the listing version the broker already holds: when it is the current one, the text is
+-- not read or sent again.
 -- Returns text "<version>\t<statsAge>\t<queues>", where <queues> is the answer's queues array as
 -- JSON text, or empty when it is p_known's. Raises: nothing. VOLATILE (it may write the listing; no
 -- pooler cache).
@@ -225,20 +227,44 @@ begin
                       where c.tenant_id = p_tenant
                         and not pg_visible_in_snapshot(c.xid::text::xid8, l.snapshot::pg_snapshot));
   if not found then
-    select r.version, r.computed_at, r.queues into v_version, v_computed_at, v_queues from _stats_listing_render(p_tenant) r;
+    select r.version, r.computed_at, r.queues into v_version, v_computed_at, v_queues from _stats_listing_patch(p_tenant) r;
   end if;
   return v_version || E'\t' || _stats_age(v_computed_at, coalesce(p_now, now()))
          || E'\t' || case when v_version = p_known then '' else v_queues end;
 end
 $$;
 
+-- _stats_listing_entries: the listing's entry of each of the tenant's queues (all of them, or those
+-- of p_ids), as JSON text: the fields of log_queue_stats_all_v1, every number from queen.stats.
+-- The one definition a full render and a patch share, so a patched listing is the text a render
+-- would make from the same numbers. STABLE: it reads in its caller's snapshot.
+-- Returns: (id, name, computed_at, entry), unordered.
+create or replace function queen._stats_listing_entries(p_tenant text, p_ids uuid[] default null)
+returns table (id uuid, name text, computed_at timestamptz, entry text)
+language sql stable
+-- No SET clause and a schema-qualified body, so PostgreSQL inlines it into its caller's statement:
+-- the render's null p_ids then folds away, and a patch's few ids are probed by primary key instead
+-- of every queue of the tenant being scanned and filtered.
+as $$
+  select q.id, q.name, st.computed_at, pg_catalog.row_to_json(x)::text
+    from queen.queues q
+    left join queen.stats st on st.queue_id = q.id
+    -- The answer's object for one queue: the row's columns are its keys, id first (a patch finds an
+    -- entry by its opening `{"id":"<uuid>"`, which no escaped string value can contain).
+    cross join lateral (
+      select q.id, q.name, q.namespace, q.task, queen._iso_ms(q.created_at) as "createdAt",
+             coalesce(st.partition_count, 0) as partitions, coalesce(st.retained_bytes, 0) as "retainedBytes",
+             ('{"segments":' || coalesce(st.segment_count, 0) || ',"messages":' || coalesce(st.total, 0) || '}')::json as segments,
+             ('{"total":' || coalesce(st.total, 0) || ',"pending":' || coalesce(st.pending, 0)
+               || ',"processing":' || coalesce(st.processing, 0) || '}')::json as messages) x
+   where q.tenant_id = p_tenant and (p_ids is null or q.id = any (p_ids))
+$$;
+
 -- _stats_listing_render: renders and stores one tenant's listing from queen.queues and queen.stats
--- alone (the fields of log_queue_stats_all_v1, every number cached), with the snapshot it was read
--- in. JSON text built per row and joined: one jsonb_agg of 10 000 objects was ~75 % of the old
--- cached call. A concurrent render may store an older snapshot over a newer one; the changes it
--- did not see are still there, so the next call finds it stale. Changes are pruned once the stored
--- listing has seen them and they are 5 minutes old: every render still to store began within the
--- statement timeout (at most 60 s, design decision 34), after they committed, so it sees them too.
+-- alone (_stats_listing_entries, every number cached), with the snapshot it was read in. JSON text
+-- built per row and joined: one jsonb_agg of 10 000 objects was ~75 % of the old cached call. A
+-- concurrent render may store an older snapshot over a newer one; the changes it did not see are
+-- still there, so the next call finds it stale.
 -- Returns: the stored row.
 create or replace function queen._stats_listing_render(p_tenant text)
 returns queen.stats_listings
@@ -248,20 +274,31 @@ as $$
 declare
   v_listing stats_listings;
 begin
-  -- One statement, so the snapshot recorded is the one the queues and stats were read in.
-  select p_tenant, '[' || coalesce(string_agg(row_to_json(x)::text, ',' order by q.name), '') || ']',
-         min(st.computed_at), clock_timestamp(), pg_current_snapshot()::text, null::uuid
+  -- One statement, so the snapshot recorded is the one the queues and stats were read in (the
+  -- entries function is STABLE: it reads in this statement's snapshot).
+  select p_tenant, '[' || coalesce(string_agg(e.entry, ',' order by e.name), '') || ']',
+         min(e.computed_at), clock_timestamp(), pg_current_snapshot()::text, null::uuid
     into v_listing
-    from queues q
-    left join stats st on st.queue_id = q.id
-    -- The answer's object for one queue: the row's columns are its keys.
-    cross join lateral (
-      select q.id, q.name, q.namespace, q.task, _iso_ms(q.created_at) as "createdAt",
-             coalesce(st.partition_count, 0) as partitions, coalesce(st.retained_bytes, 0) as "retainedBytes",
-             ('{"segments":' || coalesce(st.segment_count, 0) || ',"messages":' || coalesce(st.total, 0) || '}')::json as segments,
-             ('{"total":' || coalesce(st.total, 0) || ',"pending":' || coalesce(st.pending, 0)
-               || ',"processing":' || coalesce(st.processing, 0) || '}')::json as messages) x
-   where q.tenant_id = p_tenant;
+    from _stats_listing_entries(p_tenant) e;
+  v_listing := _stats_listing_store(v_listing);
+  return v_listing;
+end
+$$;
+
+-- _stats_listing_store: stores a tenant's listing (a render's or a patch's), keeping its version when
+-- the text is the one stored, and prunes the changes it has seen. Changes are pruned once the stored
+-- listing has seen them and they are 5 minutes old: every render or patch still to store began
+-- within the statement timeout (at most 60 s, design decision 34), after they committed, so it sees
+-- them too.
+-- Returns: the row as stored (its version filled in).
+create or replace function queen._stats_listing_store(p_listing queen.stats_listings)
+returns queen.stats_listings
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_listing stats_listings := p_listing;
+begin
   -- The version changes only with the text, so brokers keep what they hold across idle passes.
   insert into stats_listings as l (tenant_id, queues, computed_at, rendered_at, snapshot, version)
   values (v_listing.tenant_id, v_listing.queues, v_listing.computed_at, v_listing.rendered_at, v_listing.snapshot,
@@ -272,9 +309,100 @@ begin
         version = case when l.queues = excluded.queues then l.version else excluded.version end
   returning l.version into v_listing.version;
   delete from stats_listing_changes
-   where tenant_id = p_tenant and created_at < clock_timestamp() - interval '5 minutes'
+   where tenant_id = v_listing.tenant_id and created_at < clock_timestamp() - interval '5 minutes'
+     and pg_visible_in_snapshot(xid::text::xid8, v_listing.snapshot::pg_snapshot);
+  delete from stats_listing_changed_queues
+   where tenant_id = v_listing.tenant_id and created_at < clock_timestamp() - interval '5 minutes'
      and pg_visible_in_snapshot(xid::text::xid8, v_listing.snapshot::pg_snapshot);
   return v_listing;
+end
+$$;
+
+-- _stats_listing_patch: brings a tenant's stale listing up to date with its set of queues by
+-- patching in only the queues changed since the listing's snapshot (stats_listing_changed_queues):
+-- each one's old entry is cut out and, if the queue still exists, its entry rendered and put back in
+-- name order. The other entries keep their numbers, as they would until the stats lane's next pass.
+-- A patch is a few cuts of the text (about 1 ms each at 10 000 queues) where a render reads and
+-- formats every queue (75 ms), so a tenant creating queues between polls no longer makes each poll
+-- pay a render; past PATCH_MAX changed queues (a bulk creation) a render is cheaper, and is done.
+-- The listing row is locked first, so polls that find it stale together patch it once. The stored
+-- snapshot is taken after the lock: the changes patched are exactly those it sees.
+-- Renders when the tenant has no listing yet. Returns: the stored row.
+create or replace function queen._stats_listing_patch(p_tenant text)
+returns queen.stats_listings
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  PATCH_MAX constant integer := 64;
+  v_listing stats_listings;
+  v_snapshot pg_snapshot;
+  v_ids uuid[];
+  v_text bytea;
+  v_marker bytea;
+  v_at integer;
+  v_length integer;
+  v_tail integer;
+  v_computed_at timestamptz;
+  v_id uuid;
+  e record;
+  s record;
+begin
+  select * into v_listing from stats_listings where tenant_id = p_tenant for update;
+  if not found then
+    return _stats_listing_render(p_tenant);
+  end if;
+  v_snapshot := pg_current_snapshot();
+  select array_agg(distinct c.queue_id) into v_ids
+    from stats_listing_changed_queues c
+   where c.tenant_id = p_tenant
+     and not pg_visible_in_snapshot(c.xid::text::xid8, v_listing.snapshot::pg_snapshot)
+     and pg_visible_in_snapshot(c.xid::text::xid8, v_snapshot);
+  if cardinality(v_ids) > PATCH_MAX then
+    return _stats_listing_render(p_tenant);
+  end if;
+
+  -- Bytes, not text: positions and cuts are then byte offsets, with no walk over multibyte text.
+  v_text := convert_to(v_listing.queues, 'UTF8');
+  -- Out: each changed queue's entry, with the comma that joined it to a neighbour.
+  foreach v_id in array coalesce(v_ids, '{}') loop
+    v_marker := convert_to('{"id":"' || v_id || '"', 'UTF8');
+    v_at := position(v_marker in v_text);
+    continue when v_at = 0;
+    v_length := position(convert_to(',{"id":"', 'UTF8') in substring(v_text from v_at + 1));
+    if v_length > 0 then
+      v_text := overlay(v_text placing '' from v_at for v_length + 1);   -- the entry and its comma
+    else
+      v_length := length(v_text) - v_at;                                 -- the last entry: up to ']'
+      v_tail := case when get_byte(v_text, v_at - 2) = 44 then 1 else 0 end;  -- ',' before it
+      v_text := overlay(v_text placing '' from v_at - v_tail for v_length + v_tail);
+    end if;
+  end loop;
+
+  -- In: the entries of the changed queues that exist now, the last name first, each before the
+  -- first entry of a greater name the text holds (queues created since this snapshot may not be in
+  -- it yet: they are passed over, and patched in by the next call).
+  v_computed_at := v_listing.computed_at;
+  for e in select * from _stats_listing_entries(p_tenant, v_ids) order by name desc loop
+    v_at := 0;
+    for s in select q.id from queues q where q.tenant_id = p_tenant and q.name > e.name order by q.name loop
+      v_at := position(convert_to('{"id":"' || s.id || '"', 'UTF8') in v_text);
+      exit when v_at > 0;
+    end loop;
+    if v_at > 0 then
+      v_text := overlay(v_text placing convert_to(e.entry || ',', 'UTF8') from v_at for 0);
+    elsif length(v_text) = 2 then
+      v_text := convert_to('[' || e.entry || ']', 'UTF8');
+    else
+      v_text := overlay(v_text placing convert_to(',' || e.entry, 'UTF8') from length(v_text) for 0);
+    end if;
+    v_computed_at := least(v_computed_at, e.computed_at);
+  end loop;
+
+  v_listing.queues := convert_from(v_text, 'UTF8');
+  v_listing.computed_at := v_computed_at;
+  v_listing.snapshot := v_snapshot::text;
+  return _stats_listing_store(v_listing);
 end
 $$;
 
@@ -302,9 +430,11 @@ begin
 end
 $$;
 
--- _stats_listing_changed: trigger on queen.queues. Records that this transaction created, deleted
--- or renamed (name, namespace, task) a queue of the tenant, once per transaction and tenant. It
--- never waits: the key holds this transaction's own id, which no other transaction writes.
+-- _stats_listing_changed: trigger on queen.queues, for a rename (name, namespace, task) of one
+-- queue. Records that this transaction changed the tenant's set of queues (once per transaction and
+-- tenant: the staleness check reads these) and which queue (a stale listing patches in only the
+-- queues changed). It never waits: the keys hold this transaction's own id, which no other
+-- transaction writes.
 -- Returns: null (AFTER trigger).
 create or replace function queen._stats_listing_changed()
 returns trigger
@@ -313,15 +443,44 @@ set search_path = queen, pg_catalog
 as $$
 begin
   insert into stats_listing_changes (tenant_id, xid)
-  values (coalesce(new.tenant_id, old.tenant_id), pg_current_xact_id()::text::bigint)
+  values (new.tenant_id, pg_current_xact_id()::text::bigint)
+  on conflict do nothing;
+  insert into stats_listing_changed_queues (tenant_id, xid, queue_id)
+  values (new.tenant_id, pg_current_xact_id()::text::bigint, new.id)
   on conflict do nothing;
   return null;
 end
 $$;
 
-create or replace trigger queues_stats_listing_created_deleted
-  after insert or delete on queen.queues
-  for each row execute function queen._stats_listing_changed();
+-- _stats_listing_set_changed: statement trigger on queen.queues for queues created or deleted,
+-- over the statement's transition table `changed`: the same records as _stats_listing_changed, in
+-- two inserts for the whole statement, so a push creating 10 000 queues does not pay a trigger
+-- call and two inserts per queue.
+-- Returns: null (AFTER trigger).
+create or replace function queen._stats_listing_set_changed()
+returns trigger
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  insert into stats_listing_changes (tenant_id, xid)
+  select distinct c.tenant_id, pg_current_xact_id()::text::bigint from changed c
+  on conflict do nothing;
+  insert into stats_listing_changed_queues (tenant_id, xid, queue_id)
+  select c.tenant_id, pg_current_xact_id()::text::bigint, c.id from changed c
+  on conflict do nothing;
+  return null;
+end
+$$;
+
+-- Creations and deletions per statement (the row trigger they replace is dropped).
+drop trigger if exists queues_stats_listing_created_deleted on queen.queues;
+create or replace trigger queues_stats_listing_created
+  after insert on queen.queues referencing new table as changed
+  for each statement execute function queen._stats_listing_set_changed();
+create or replace trigger queues_stats_listing_deleted
+  after delete on queen.queues referencing old table as changed
+  for each statement execute function queen._stats_listing_set_changed();
 create or replace trigger queues_stats_listing_renamed
   after update of name, namespace, task on queen.queues
   for each row when (old.name is distinct from new.name or old.namespace is distinct from new.namespace

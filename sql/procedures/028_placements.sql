@@ -298,6 +298,7 @@ begin
   -- above have just recorded changes for it.
   delete from stats_listings where tenant_id = p_tenant;
   delete from stats_listing_changes where tenant_id = p_tenant;
+  delete from stats_listing_changed_queues where tenant_id = p_tenant;
   delete from log_dlq where tenant_id = p_tenant;
   get diagnostics v_n = row_count;
   v_total := v_total + v_n;

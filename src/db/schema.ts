@@ -169,6 +169,14 @@ export const statsListingChanges = queen.table('stats_listing_changes', {
   createdAt: tstz('created_at').notNull().defaultNow(),
 })
 
+/** The queues each of those transactions touched, so a stale listing patches in only them (0022). */
+export const statsListingChangedQueues = queen.table('stats_listing_changed_queues', {
+  tenantId: text('tenant_id').notNull(),
+  xid: int8('xid').notNull(),
+  queueId: uuid('queue_id').notNull(),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+})
+
 export const queueMetrics = queen.table('queue_metrics', {
   queueId: uuid('queue_id').notNull().references(() => queues.id, { onDelete: 'cascade' }),
   bucket: tstz('bucket').notNull(),
@@ -357,6 +365,7 @@ export const tables = {
   stats,
   stats_listings: statsListings,
   stats_listing_changes: statsListingChanges,
+  stats_listing_changed_queues: statsListingChangedQueues,
   queue_metrics: queueMetrics,
   maintenance_leases: maintenanceLeases,
   kv_entries: kvEntries,

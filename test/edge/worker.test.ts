@@ -242,6 +242,21 @@ describe('the worker in workerd', () => {
     expect((viaWorker.body as { queues: unknown[] }).queues).toEqual((viaNode.body as { queues: unknown[] }).queues)
   })
 
+  it('shows a queue created after the cached listing rendered at once, patched in rather than rendered again', async () => {
+    const path = '/api/v1/resources/queues?stats=cached'
+    expect((await edge.fetch(path)).status).toBe(200)
+    const renderedAt = async () => (await database.sql<{ at: string }>(`select rendered_at::text as at from queen.stats_listings where tenant_id = ''`))[0]!.at
+    const rendered = await renderedAt()
+    const post = { method: 'POST', body: JSON.stringify({ items: [{ queue: 'edge-listing-new', payload: 1 }] }), headers: { 'content-type': 'application/json' } }
+    expect((await edge.fetch('/api/v1/push', post)).status).toBe(201)
+    const viaWorker = await edge.fetch(path)
+    expect(viaWorker.status).toBe(200)
+    expect((viaWorker.body as { queues: { name: string }[] }).queues.map((q) => q.name)).toContain('edge-listing-new')
+    expect(await renderedAt()).toBe(rendered)
+    const viaNode = await answer(await node.request(path))
+    expect((viaWorker.body as { queues: unknown[] }).queues).toEqual((viaNode.body as { queues: unknown[] }).queues)
+  })
+
   it("reports this isolate's counters on /metrics, with what workerd cannot measure as null", async () => {
     const post = { method: 'POST', body: JSON.stringify({ items: [{ queue: 'edge-metrics', payload: 1 }] }), headers: { 'content-type': 'application/json' } }
     expect((await edge.fetch('/api/v1/push', post)).status).toBe(201)

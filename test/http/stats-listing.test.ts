@@ -128,6 +128,94 @@ describe('?stats=cached, pre-rendered', () => {
   })
 })
 
+describe('?stats=cached after a queue change: patched, not rendered again', () => {
+  // The stored listing as it stands, and the text a full render would make right now (rolled back).
+  const stored = async () =>
+    (await app.database.sql<{ queues: string; rendered_at: string; version: string }>(
+      `select queues, rendered_at::text, version::text from queen.stats_listings where tenant_id = ''`,
+    ))[0]!
+  const renderedNow = async () => {
+    const client = new pg.Client({ connectionString: app.database.url })
+    await client.connect()
+    try {
+      await client.query('begin')
+      return (await client.query(`select queues from queen._stats_listing_render('')`)).rows[0].queues as string
+    } finally {
+      await client.query('rollback')
+      await client.end()
+    }
+  }
+
+  it('shows a created, renamed or deleted queue at once, in name order, with the other numbers the previous ones', async () => {
+    await push(app, [{ queue: 'slp-a', payload: 1 }, { queue: 'slp-c', payload: 2 }, { queue: 'slp-e', payload: 3 }])
+    await app.json('POST', '/api/v1/stats/refresh')
+    const before = await cached()
+    const rendered = await stored()
+    expect(await cachedQueue('slp-a')).toMatchObject({ messages: { total: 1 } })
+    await push(app, [{ queue: 'slp-a', payload: 4 }]) // a number the listing does not show until the next pass
+
+    await push(app, [{ queue: 'slp-b', payload: 5 }])
+    const after = await cached()
+    const names = after.queues.map((q) => q.name)
+    expect(names).toEqual([...before.queues.map((q) => q.name), 'slp-b'].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)))
+    expect(after.queues.find((q) => q.name === 'slp-a')).toMatchObject({ messages: { total: 1 } })
+    expect(after.queues.find((q) => q.name === 'slp-b')).toMatchObject({ partitions: 0, messages: { total: 0 } })
+    // Patched: the render time is the old one, and the text is what a render would make from the same numbers.
+    expect((await stored()).rendered_at).toBe(rendered.rendered_at)
+    expect((await stored()).version).not.toBe(rendered.version)
+    expect((await stored()).queues).toBe(await renderedNow())
+
+    await app.json('POST', '/api/v1/configure', { queue: 'slp-c', namespace: 'moved "here"' })
+    expect((await app.json('DELETE', '/api/v1/resources/queues/slp-e')).status).toBe(200)
+    await push(app, [{ queue: 'slp-0-first', payload: 6 }, { queue: 'slp-z-last', payload: 7 }])
+    const patched = await cached()
+    expect(patched.queues.find((q) => q.name === 'slp-c')).toMatchObject({ namespace: 'moved "here"' })
+    expect(patched.queues.map((q) => q.name)).not.toContain('slp-e')
+    expect(patched.queues.map((q) => q.name)).toContain('slp-0-first')
+    const live = ((await app.json('GET', '/api/v1/resources/queues?stats=live')).body.queues as Listed[]).map((q) => q.name)
+    expect(patched.queues.map((q) => q.name)).toEqual(live)
+    expect((await stored()).rendered_at).toBe(rendered.rendered_at)
+    expect((await stored()).queues).toBe(await renderedNow())
+
+    // The next pass shows the fresh numbers, as before.
+    await app.json('POST', '/api/v1/stats/refresh')
+    expect(await cachedQueue('slp-a')).toMatchObject({ messages: { total: 2 } })
+  })
+
+  it('patches the last and the only queue out and in again', async () => {
+    const tenancy = await testApp({ env: { QUEEN_TENANCY_HEADER: 'x-tenant' } })
+    try {
+      const as = { 'x-tenant': 'slp-one' }
+      const listed = async () => ((await tenancy.json('GET', '/api/v1/resources/queues?stats=cached', undefined, as)).body.queues as Listed[]).map((q) => q.name)
+      const renderedAt = async () =>
+        (await tenancy.database.sql<{ at: string }>(`select rendered_at::text as at from queen.stats_listings where tenant_id = 'slp-one'`))[0]!.at
+      expect(await listed()).toEqual([])
+      const first = await renderedAt()
+      await tenancy.json('POST', '/api/v1/push', { items: [{ queue: 'only', payload: 1 }] }, as)
+      expect(await listed()).toEqual(['only'])
+      await tenancy.json('POST', '/api/v1/push', { items: [{ queue: 'zz', payload: 1 }] }, as)
+      expect(await listed()).toEqual(['only', 'zz'])
+      expect((await tenancy.json('DELETE', '/api/v1/resources/queues/zz', undefined, as)).status).toBe(200)
+      expect(await listed()).toEqual(['only'])
+      expect((await tenancy.json('DELETE', '/api/v1/resources/queues/only', undefined, as)).status).toBe(200)
+      expect(await listed()).toEqual([])
+      expect(await renderedAt()).toBe(first)
+    } finally {
+      await tenancy.close()
+    }
+  })
+
+  it('renders afresh when one change touches more queues than a patch is worth', async () => {
+    await cached()
+    const rendered = await stored()
+    await push(app, Array.from({ length: 70 }, (_, i) => ({ queue: `slp-bulk-${String(i).padStart(2, '0')}`, payload: i })))
+    const names = (await cached()).queues.map((q) => q.name)
+    expect(names.filter((n) => n.startsWith('slp-bulk-'))).toHaveLength(70)
+    expect((await stored()).rendered_at).not.toBe(rendered.rendered_at)
+    expect((await stored()).queues).toBe(await renderedNow())
+  })
+})
+
 describe('?stats=cached, compressed once per version', () => {
   const get = (encoding?: string, target: TestApp = app) =>
     target.request('/api/v1/resources/queues?stats=cached', { headers: encoding === undefined ? {} : { 'accept-encoding': encoding } })
