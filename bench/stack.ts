@@ -86,11 +86,13 @@ export interface Broker {
 }
 
 /** The broker as a separate process on `url`, once /health answers; it migrates at boot as `npm start` does. */
-export async function startBroker(url: string, options: { brokerEnv?: Record<string, string>; nodeFlags?: string[] } = {}): Promise<Broker> {
+export async function startBroker(url: string, options: { brokerEnv?: Record<string, string>; nodeFlags?: string[]; root?: string } = {}): Promise<Broker> {
   const port = await freePort()
-  log(`starting the broker on :${port} (separate process)`)
-  const broker = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', join(ROOT, 'src/node.ts')], {
-    cwd: ROOT,
+  // `root`: another checkout's src/ (an A/B against a commit), this one by default.
+  const root = options.root ?? ROOT
+  log(`starting the broker on :${port} (separate process${root === ROOT ? '' : `, from ${root}`})`)
+  const broker = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', join(root, 'src/node.ts')], {
+    cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10', ...options.brokerEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
