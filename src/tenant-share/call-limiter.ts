@@ -4,11 +4,22 @@
 // process or isolate; the rest wait in line, first come first served, behind that tenant's own
 // calls, never behind another tenant's. A line longer than `queue` refuses the call with 429 and
 // Retry-After, so a flood costs its sender retries rather than the broker memory.
+//
+// Two counts, because push and ack fusion sits between requests and calls: `admit` holds a tenant's
+// requests waiting on the database to `concurrency + queue` (what a line of single calls held
+// before), and `run` holds the calls that reach the pool, fused or not, to `concurrency`. Limiting
+// the fused calls rather than the requests lets one call carry many of a tenant's small pushes,
+// instead of queueing them one by one where nothing can join them.
 import { HttpError } from '../errors.js'
 
 export interface TenantCallLimiter {
   /** Runs `call` within `tenant`'s share: at once when a slot is free, else after that tenant's earlier calls. */
   run<T>(tenant: string, call: () => Promise<T>): Promise<T>
+  /**
+   * Takes one of `tenant`'s request places (`concurrency + queue`) for the database work of one
+   * request, or refuses with 429 tenant_busy when all are taken; the returned function gives it back.
+   */
+  admit(tenant: string): () => void
   /** Calls of `tenant` in flight and waiting, for tests and metrics. */
   load(tenant: string): { inFlight: number; waiting: number }
 }
@@ -30,6 +41,8 @@ export const tenantBusy = () =>
 
 export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimiter {
   const lines = new Map<string, Line>()
+  const admitted = new Map<string, number>()
+  const places = options.concurrency + options.queue
 
   const release = (tenant: string, line: Line) => {
     const next = line.waiting.shift()
@@ -53,6 +66,20 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         return await call()
       } finally {
         release(tenant, line)
+      }
+    },
+    admit(tenant) {
+      if (options.concurrency <= 0) return () => {}
+      const held = admitted.get(tenant) ?? 0
+      if (held >= places) throw tenantBusy()
+      admitted.set(tenant, held + 1)
+      let given = false
+      return () => {
+        if (given) return
+        given = true
+        const left = admitted.get(tenant)! - 1
+        if (left === 0) admitted.delete(tenant)
+        else admitted.set(tenant, left)
       }
     },
     load(tenant) {

@@ -114,4 +114,17 @@ describe("a tenant's database calls", () => {
     expect(await Promise.all(a)).toEqual(['a1', 'a2', 'a3', 'a4'])
     expect(limiter.load('a')).toEqual({ inFlight: 0, waiting: 0 })
   })
+
+  it('admit as many requests of a tenant as it has places (concurrency + queue), and never count another tenant against them', () => {
+    const limiter = createTenantCallLimiter({ concurrency: 2, queue: 1 })
+    const places = [limiter.admit('a'), limiter.admit('a'), limiter.admit('a')]
+    expect(() => limiter.admit('a')).toThrow(expect.objectContaining({ status: 429, code: 'tenant_busy' }))
+    const b = limiter.admit('b')
+    places[0]!()
+    // A place given back twice is given back once.
+    places[0]!()
+    const again = limiter.admit('a')
+    expect(() => limiter.admit('a')).toThrow(expect.objectContaining({ code: 'tenant_busy' }))
+    for (const give of [again, places[1]!, places[2]!, b]) give()
+  })
 })
