@@ -123,6 +123,7 @@ export const VARIABLES = {
   MAX_PARKED_POLLS: { schema: int(1), default: '1000', meaning: 'long polls parked at once per process (Workers: per isolate); one more answers 429 with Retry-After (docs/security.md)' },
   MAX_PARKED_POLLS_PER_TENANT: { schema: int(1), default: '100', meaning: 'long polls one tenant may have parked per process or isolate, with tenancy on; one more answers 429 with Retry-After' },
   TENANT_DB_CONCURRENCY: { schema: int(0, 1000), default: '5', meaning: 'database calls one tenant may have in flight per process or isolate, with tenancy on (at most DB_POOL_SIZE); more wait behind that tenant\'s own (0: no limit)' },
+  TENANT_DB_CONCURRENCY_SHARED: { schema: int(1, 1000), default: '2', meaning: 'database calls one tenant may have in flight while another tenant has called within the last second (at most TENANT_DB_CONCURRENCY); it gets its full TENANT_DB_CONCURRENCY only while it is alone' },
   TENANT_DB_QUEUE: { schema: int(0), default: '1000', meaning: 'requests of one tenant that may wait on the database beyond its TENANT_DB_CONCURRENCY share (counted before push and ack fusion); one more answers 429 tenant_busy with Retry-After' },
   MAX_POP_WAIT_MS: { schema: int(0), default: { node: '30000', workers: '25000' }, meaning: 'long-poll cap; longer client timeouts are clamped' },
   POP_LINGER_MS: { schema: int(0, 1000), default: '50', meaning: 'how long a long poll woken by a push waits for more messages before it claims (0: none); docs/long-poll.md' },
