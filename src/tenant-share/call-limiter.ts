@@ -70,16 +70,20 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
     (last.tenant !== tenant && now - last.at < activeMs) || (before.tenant !== tenant && now - before.at < activeMs)
   const cap = (tenant: string) => (shared < options.concurrency && othersActive(tenant, performance.now()) ? shared : options.concurrency)
 
+  /** Alone again, a tenant's share grows back: start what waits, first come first served, up to it. */
+  const refill = (tenant: string, line: Line) => {
+    while (line.waiting.length > 0 && line.inFlight < cap(tenant)) {
+      line.inFlight++
+      line.waiting.shift()!()
+    }
+  }
+
   const release = (tenant: string, line: Line) => {
     // The slot passes straight to the next in line (inFlight stays as it is) unless the tenant is
     // above its share while another tenant is active; then it is given back.
     if (line.waiting.length > 0 && line.inFlight <= cap(tenant)) return line.waiting.shift()!()
     line.inFlight--
-    // Alone again, a tenant's share grows back: start what waits, up to it.
-    while (line.waiting.length > 0 && line.inFlight < cap(tenant)) {
-      line.inFlight++
-      line.waiting.shift()!()
-    }
+    refill(tenant, line)
     if (line.inFlight === 0) lines.delete(tenant)
   }
 
@@ -89,6 +93,7 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
       seen(tenant, performance.now())
       let line = lines.get(tenant)
       if (!line) lines.set(tenant, (line = { inFlight: 0, waiting: [] }))
+      refill(tenant, line)
       if (line.inFlight < cap(tenant) && line.waiting.length === 0) line.inFlight++
       else {
         if (line.waiting.length >= options.queue) throw tenantBusy()
