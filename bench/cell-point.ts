@@ -17,6 +17,10 @@ export interface PointSettings {
   /** A progress line every this many ms of load (0: none). */
   reportMs: number
   brokerEnv: Record<string, string>
+  /** The checkout whose broker runs this point (an A/B against a commit); this one by default. */
+  brokerRoot?: string
+  /** Extra node flags for the broker (`--cpu-prof …`). */
+  nodeFlags?: string[]
 }
 
 export interface PointResult {
@@ -110,7 +114,11 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
   await pg.admin.query(`create database ${database}`)
   // The previous point's writes are flushed now rather than by a checkpoint inside this one.
   await pg.admin.query('checkpoint').catch(() => {})
-  const broker = await startBroker(urlFor(pg.url, database), { brokerEnv: { QUEEN_TENANCY_HEADER: shape.tenantHeader, ...settings.brokerEnv } })
+  const broker = await startBroker(urlFor(pg.url, database), {
+    brokerEnv: { QUEEN_TENANCY_HEADER: shape.tenantHeader, ...settings.brokerEnv },
+    root: settings.brokerRoot,
+    nodeFlags: settings.nodeFlags,
+  })
   const sockets = shape.maxInflight + 2 * shape.tenants * shape.consumersPerTenant + 8
   const client = new CellHttp(broker.port, shape.tenantHeader, sockets)
   const errors: string[] = []

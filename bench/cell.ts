@@ -6,9 +6,10 @@
 // broker. Prints, per point, delivery (achieved, shed, lost, duplicated, latency from the intended
 // send time, the worst partition) and cost (CPU per process, commits, CPU and calls per delivered
 // message), and writes bench/results/cell.json and cell.md.
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { cpus } from 'node:os'
-import { join } from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import type { CellShape } from './cell-load.js'
 import { runPoint, type PointResult } from './cell-point.js'
 import { ROOT, envInt, log, startPostgres } from './stack.js'
@@ -40,6 +41,44 @@ function rates(fallback: readonly number[]): number[] {
   return list
 }
 
+/**
+ * `BENCH_CELL_VARIANTS`: an A/B in one run. A comma list of variants, each a git ref ('.' is this
+ * working tree) optionally followed by space-separated KEY=VALUE broker settings, e.g.
+ * `HEAD~1,.` or `. TENANT_DB_CONCURRENCY=0,.`. Every rate runs each variant in turn,
+ * `BENCH_CELL_ROUNDS` times (A B A B …), so the machine's drift falls on both alike.
+ */
+interface Variant {
+  label: string
+  ref: string
+  env: Record<string, string>
+}
+
+function variants(): Variant[] {
+  const v = process.env.BENCH_CELL_VARIANTS
+  if (v === undefined || v.trim() === '') return [{ label: '', ref: '.', env: {} }]
+  return v.split(',').map((entry) => {
+    const [ref, ...pairs] = entry.trim().split(/\s+/)
+    const env: Record<string, string> = {}
+    for (const pair of pairs) {
+      const at = pair.indexOf('=')
+      if (at <= 0) throw new Error(`BENCH_CELL_VARIANTS: "${pair}" is not KEY=VALUE`)
+      env[pair.slice(0, at)] = pair.slice(at + 1)
+    }
+    return { label: entry.trim(), ref: ref!, env }
+  })
+}
+
+/** The ref's src/ and cron/ in a temp directory sharing this checkout's node_modules. */
+function checkout(ref: string, tmp: string): string | undefined {
+  if (ref === '.') return undefined
+  const dir = join(tmp, ref.replace(/[^A-Za-z0-9._-]/g, '_'))
+  mkdirSync(dir, { recursive: true })
+  const archive = execFileSync('git', ['archive', ref, 'src', 'cron', 'package.json', 'tsconfig.json'], { cwd: ROOT, maxBuffer: 1 << 28 })
+  execFileSync('tar', ['-x', '-C', dir], { input: archive })
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  return dir
+}
+
 function settingsFromEnv() {
   const shapeName = process.env.BENCH_CELL_SHAPE ?? 'cell'
   if (shapeName !== 'cell' && shapeName !== 'soak') throw new Error('BENCH_CELL_SHAPE must be cell or soak')
@@ -64,8 +103,15 @@ function settingsFromEnv() {
     drainMs: envCount('BENCH_CELL_DRAIN_MS', base.drainMs),
     reportMs: envCount('BENCH_CELL_REPORT_MS', base.reportMs),
     poolSize: envInt('BENCH_CELL_POOL_SIZE', 10),
+    variants: variants(),
+    rounds: envInt('BENCH_CELL_ROUNDS', 1),
+    // `BENCH_CELL_PROF=<dir>`: each point's broker writes a V8 CPU profile there when it stops.
+    profileDir: process.env.BENCH_CELL_PROF ? resolve(process.env.BENCH_CELL_PROF) : undefined,
   }
 }
+
+/** The rate, and the variant when the run compares several. */
+const pointName = (p: PointResult & { variant?: string }) => (p.variant ? `${p.rate} (${p.variant})` : String(p.rate))
 
 const ms = (v: number | null) => (v === null ? '-' : v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`)
 const num = (v: number | null) => (v === null || Number.isNaN(v) ? '-' : String(v))
@@ -74,7 +120,7 @@ function deliveryTable(points: PointResult[]): string {
   const head = '| offered msg/s | load avg before (1 / 5 min) | pushed/s | delivered/s | shed | push errors | lost | duplicated | p50 | p99 | p99.9 | max | worst partition | best partition\'s worst | partitions worst > 1 s |'
   const rows = points.map((p) => {
     const s = p.summary
-    return `| ${p.rate} | ${p.loadBefore[0]} / ${p.loadBefore[1]} | ${p.achieved.pushedPerSec} | ${p.achieved.deliveredPerSec} | ${p.shed} | ${s.refused} | ${s.lost}${p.drained ? '' : ' (drain timed out)'} | ${s.duplicated} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${ms(s.latencyMs.p999)} | ${ms(s.latencyMs.max)} | ${ms(s.partitions.worstMs)} | ${ms(s.partitions.bestWorstMs)} | ${s.partitions.over1s} of ${s.partitions.perPartition.length} |`
+    return `| ${pointName(p)} | ${p.loadBefore[0]} / ${p.loadBefore[1]} | ${p.achieved.pushedPerSec} | ${p.achieved.deliveredPerSec} | ${p.shed} | ${s.refused} | ${s.lost}${p.drained ? '' : ' (drain timed out)'} | ${s.duplicated} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${ms(s.latencyMs.p999)} | ${ms(s.latencyMs.max)} | ${ms(s.partitions.worstMs)} | ${ms(s.partitions.bestWorstMs)} | ${s.partitions.over1s} of ${s.partitions.perPartition.length} |`
   })
   return [head, `|${'---:|'.repeat(15)}`, ...rows].join('\n')
 }
@@ -88,7 +134,7 @@ function callsTable(points: PointResult[]): string {
     const delivered = p.summary.delivered
     const perPush = pc && pc.push > 0 ? Math.round((r.push / pc.push) * 100) / 100 : null
     const perMsg = pc && delivered > 0 ? Math.round(((pc.push + pc.pop + pc.ack) / delivered) * 100) / 100 : null
-    return `| ${p.rate} | ${r.push} / ${num(pc?.push ?? null)} | ${r.pop} (${r.popEmpty}) / ${num(pc?.pop ?? null)} | ${r.ack} / ${num(pc?.ack ?? null)} | ${num(perPush)} | ${num(perMsg)} |`
+    return `| ${pointName(p)} | ${r.push} / ${num(pc?.push ?? null)} | ${r.pop} (${r.popEmpty}) / ${num(pc?.pop ?? null)} | ${r.ack} / ${num(pc?.ack ?? null)} | ${num(perPush)} | ${num(perMsg)} |`
   })
   return [head, `|${'---:|'.repeat(6)}`, ...rows].join('\n')
 }
@@ -100,7 +146,7 @@ function costTable(points: PointResult[]): string {
     const m = p.perMessage
     // What the rest of the machine used meanwhile: on a shared machine, the noise under the figures.
     const others = c.postgres === null ? null : Math.max(0, Math.round((c.machine - c.broker - c.postgres - c.loader) * 100) / 100)
-    return `| ${p.rate} | ${c.broker} / ${num(c.postgres)} / ${c.loader} | ${num(c.backends)} | ${c.machine} | ${num(others)} | ${num(m.commits)} | ${num(m.postgresUs)} | ${num(m.backendUs)} | ${num(m.brokerUs)} | ${num(m.calls)} | ${num(m.messagesPerPop)} | ${ms(p.pacerMaxLagMs)} | ${p.peakInflight} |`
+    return `| ${pointName(p)} | ${c.broker} / ${num(c.postgres)} / ${c.loader} | ${num(c.backends)} | ${c.machine} | ${num(others)} | ${num(m.commits)} | ${num(m.postgresUs)} | ${num(m.backendUs)} | ${num(m.brokerUs)} | ${num(m.calls)} | ${num(m.messagesPerPop)} | ${ms(p.pacerMaxLagMs)} | ${p.peakInflight} |`
   })
   return [head, `|${'---:|'.repeat(13)}`, ...rows].join('\n')
 }
@@ -119,18 +165,24 @@ async function main() {
   const pg = await startPostgres({ postgresFlags: ['-c', 'shared_preload_libraries=pg_stat_statements'] })
   await pg.admin.query('create extension if not exists pg_stat_statements').catch((error: unknown) => log(`pg_stat_statements unavailable (${String(error)}): procedure calls will not be counted`))
   process.on('SIGINT', () => void pg.stop().then(() => process.exit(130)))
-  const points: PointResult[] = []
+  const points: (PointResult & { variant?: string })[] = []
+  const tmp = mkdtempSync(join(tmpdir(), 'queen-cell-refs-'))
+  const roots = new Map(settings.variants.map((v) => [v.ref, checkout(v.ref, tmp)]))
+  const schedule = settings.rates.flatMap((rate) => Array.from({ length: settings.rounds }, () => settings.variants.map((variant) => ({ rate, variant }))).flat())
   try {
-    for (const [i, rate] of settings.rates.entries()) {
-      log(`point ${i + 1}/${settings.rates.length}: ${rate} msg/s offered`)
+    for (const [i, { rate, variant }] of schedule.entries()) {
+      log(`point ${i + 1}/${schedule.length}: ${rate} msg/s offered${variant.label ? ` (${variant.label})` : ''}`)
+      const prof = settings.profileDir && join(settings.profileDir, `${i + 1}-${rate}-${variant.label.replace(/[^A-Za-z0-9._-]/g, '_') || 'tree'}`)
       const point = await runPoint(pg, i + 1, shape, {
         rate,
         durationMs: settings.durationMs,
         drainMs: settings.drainMs,
         reportMs: settings.reportMs,
-        brokerEnv: { DB_POOL_SIZE: String(settings.poolSize) },
+        brokerEnv: { DB_POOL_SIZE: String(settings.poolSize), ...variant.env },
+        brokerRoot: roots.get(variant.ref),
+        nodeFlags: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : undefined,
       })
-      points.push(point)
+      points.push(variant.label ? { ...point, variant: variant.label } : point)
       const s = point.summary
       log(
         `  ${rate} msg/s: pushed ${point.achieved.pushedPerSec}/s, delivered ${point.achieved.deliveredPerSec}/s, shed ${point.shed}, lost ${s.lost}, dup ${s.duplicated}, ` +
@@ -143,6 +195,7 @@ async function main() {
     }
   } finally {
     await pg.stop()
+    rmSync(tmp, { recursive: true, force: true })
   }
   const md = [`## Delivery`, '', deliveryTable(points), '', `## Cost`, '', costTable(points), '', `## Calls`, '', callsTable(points), ''].join('\n')
   console.log(`\n${md}`)

@@ -8,11 +8,11 @@
 // Prints B's latencies, the ratio of B's p99 under the flood to alone, and every status each tenant got.
 // A's flood runs in a child process of its own (this file with `flood <url> <ms>`), so B's timings are
 // not this process's event loop busy with A's hundreds of loops.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js'
 import { percentile, round, sleep } from './lib.js'
@@ -61,9 +61,10 @@ function floodProcess(base: string, ms: number): Promise<{ statuses: Map<string,
   )
 }
 
-async function broker(env: Record<string, string>) {
+async function broker(env: Record<string, string>, root = '.') {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/node.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/node.ts')], {
+    cwd: root,
     env: { ...process.env, DATABASE_URL: server.url, QUEEN_TENANCY_HEADER: 'X-Tenant', PORT: String(port), LOG_LEVEL: 'error', DB_POOL_SIZE: '10', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
@@ -149,8 +150,8 @@ interface Row {
   floodCpuMs: number
 }
 
-async function run(label: string, env: Record<string, string>, flood: boolean): Promise<Row> {
-  const br = await broker(env)
+async function run(label: string, env: Record<string, string>, flood: boolean, root?: string): Promise<Row> {
+  const br = await broker(env, root)
   const b = new Map<string, number>()
   // A short warm-up of B alone: first queue creation and plan caching are not what is measured.
   await steadyB(br, performance.now() + 1000, new Map())
@@ -165,12 +166,48 @@ async function run(label: string, env: Record<string, string>, flood: boolean): 
 
 const show = (m: Map<string, number>) => [...m].sort().map(([k, v]) => `${k}: ${v}`).join(', ') || '–'
 const before = loadavg()[0]!
-const rows = [
-  await run('B alone', {}, false),
-  await run('B + A flood, defaults', {}, true),
-  await run('B + A flood, TENANT_DB_CONCURRENCY=2', { TENANT_DB_CONCURRENCY: '2' }, true),
-  await run('B + A flood, share knobs off', { TENANT_DB_CONCURRENCY: '0', MAX_PARKED_POLLS_PER_TENANT: '100000', MAX_PARKED_POLLS: '100000' }, true),
-]
+/**
+ * `SHARE_VARIANTS`: an A/B of the flood runs in one run, instead of the default three. A comma list,
+ * each a git ref ('.' is this working tree) optionally followed by space-separated KEY=VALUE broker
+ * settings; `SHARE_ROUNDS` times each in turn (A B A B …), with B alone first and last.
+ */
+function variantRuns(): { label: string; ref: string; env: Record<string, string> }[] | null {
+  const v = process.env.SHARE_VARIANTS
+  if (!v) return null
+  return v.split(',').map((entry) => {
+    const [ref, ...pairs] = entry.trim().split(/\s+/)
+    return { label: entry.trim(), ref: ref!, env: Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])) }
+  })
+}
+
+/** The ref's src/ and cron/ in a scratch directory sharing this checkout's node_modules. */
+function checkout(ref: string): string {
+  if (ref === '.') return '.'
+  const dir = join(scratch, `ref-${ref.replace(/[^A-Za-z0-9._-]/g, '_')}`)
+  if (existsSync(dir)) return dir
+  mkdirSync(dir, { recursive: true })
+  execFileSync('tar', ['-x', '-C', dir], { input: execFileSync('git', ['archive', ref, 'src', 'cron', 'package.json', 'tsconfig.json'], { maxBuffer: 1 << 28 }) })
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'))
+  return dir
+}
+
+const variants = variantRuns()
+const rounds = Number(process.env.SHARE_ROUNDS ?? 1)
+const rows: Row[] = []
+if (variants) {
+  rows.push(await run('B alone', {}, false))
+  for (let round = 0; round < rounds; round++) {
+    for (const v of variants) rows.push(await run(`B + A flood (${v.label})`, v.env, true, checkout(v.ref)))
+  }
+  rows.push(await run('B alone, again', {}, false))
+} else {
+  rows.push(
+    await run('B alone', {}, false),
+    await run('B + A flood, defaults', {}, true),
+    await run('B + A flood, TENANT_DB_CONCURRENCY=2', { TENANT_DB_CONCURRENCY: '2' }, true),
+    await run('B + A flood, share knobs off', { TENANT_DB_CONCURRENCY: '0', MAX_PARKED_POLLS_PER_TENANT: '100000', MAX_PARKED_POLLS: '100000' }, true),
+  )
+}
 const alone = rows[0]!.p99 ?? 0
 console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model}; load average ${round(before, 2)} before, ${round(loadavg()[0]!, 2)} after; ${SECONDS} s per run; B ${B_RATE} cycles/s; A ${A_POLLS} polls, ${A_PUSHERS} pushers (10 a push), ${A_ACKERS} ack storms (100 a batch)\n`)
 console.log('| run | B requests | B p50 ms | B p99 ms | B p99 / alone | B statuses | A statuses | A client CPU s |\n|---|---|---|---|---|---|---|---|')

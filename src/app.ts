@@ -76,7 +76,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const tenancy = config.QUEEN_TENANCY_HEADER !== undefined
   const parkedPolls = createParkedPolls({ perTenant: tenancy ? config.MAX_PARKED_POLLS_PER_TENANT : config.MAX_PARKED_POLLS, total: config.MAX_PARKED_POLLS })
   const callLimiter = tenancy
-    ? createTenantCallLimiter({ concurrency: Math.min(config.TENANT_DB_CONCURRENCY, config.DB_POOL_SIZE), queue: config.TENANT_DB_QUEUE })
+    ? createTenantCallLimiter({
+        concurrency: Math.min(config.TENANT_DB_CONCURRENCY, config.DB_POOL_SIZE),
+        shared: config.TENANT_DB_CONCURRENCY_SHARED,
+        queue: config.TENANT_DB_QUEUE,
+      })
     : undefined
 
   app.use(requestLog(log, metrics))

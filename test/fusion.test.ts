@@ -4,10 +4,11 @@
 // maintenance) reaches them all. Acks: one member's refused ack is its own result, never a
 // neighbour's, and acks of many items fuse too, while one of the preferred size goes out alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDatabase, type Database } from '../src/db/database.js'
+import { createDatabase, type CallGate, type Database } from '../src/db/database.js'
 import { DbError } from '../src/db/errors.js'
 import { NODE_FUSION } from '../src/db/fusion.js'
 import { createNodePool } from '../src/db/node-pool.js'
+import { createTenantCallLimiter } from '../src/tenant-share/call-limiter.js'
 import { freshDatabase, type TestDatabase } from './helpers/database.js'
 
 let database: TestDatabase
@@ -133,6 +134,31 @@ describe('push fusion', () => {
       await blocker.end()
       await busy.close()
     }
+  })
+
+  it("runs the fused calls, not the requests, within a tenant's share of calls in flight", async () => {
+    // A share of one call at a time: before, it let one push through and queued the rest one by one,
+    // where nothing could join them; beneath fusion it holds the fused calls to one at a time.
+    const share = createTenantCallLimiter({ concurrency: 1, queue: 1000 })
+    let inFlight = 0
+    let most = 0
+    const gate: CallGate = (call) =>
+      share.run('t', async () => {
+        most = Math.max(most, ++inFlight)
+        try {
+          return await call()
+        } finally {
+          inFlight--
+        }
+      })
+    statements = 0
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, c) => db.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-share', `p${c % 4}`, { c })] }, gate)),
+    )
+    expect(most).toBe(1)
+    expect(statements).toBeLessThan(10)
+    for (const r of results) expect(r.items.map((i) => [i.index, i.status])).toEqual([[0, 'queued']])
+    expect(share.load('t')).toEqual({ inFlight: 0, waiting: 0 })
   })
 
   it('fails every member when the error is one each would meet alone (push maintenance)', async () => {

@@ -12,8 +12,14 @@ export interface PoolStats {
   waiting: number
 }
 
+/**
+ * Runs a database call within a share of the connections (a tenant's, src/tenant-share/); a fused
+ * call runs within its first member's, so the share limits the calls that reach the pool.
+ */
+export type CallGate = <T>(call: () => Promise<T>) => Promise<T>
+
 export interface Database {
-  call<N extends ProcedureName>(name: N, args: ArgsOf<N>): Promise<ResultOf<N>>
+  call<N extends ProcedureName>(name: N, args: ArgsOf<N>, gate?: CallGate): Promise<ResultOf<N>>
   /** One real round trip; rejects with a DbError when it fails or takes longer than timeoutMs. */
   ping(timeoutMs: number): Promise<void>
   /** Connection counts of a long-lived pool; null where the pool is per request (Workers). */
@@ -41,13 +47,14 @@ export function createDatabase(
   }
   // Push and ack fusion (design decision 45) on a long-lived pool only, when asked for (src/node.ts).
   const fusion = options.longLived ? options.fusion : undefined
-  const push = fusion?.push && fusePush((args) => direct('log_push_v1', args), fusion.push)
-  const ack = fusion?.ack && fuseAck((args) => direct('log_ack_v1', args), fusion.ack)
+  const gated = <N extends ProcedureName>(name: N, args: ArgsOf<N>, gate: CallGate | undefined) => (gate ? gate(() => direct(name, args)) : direct(name, args))
+  const push = fusion?.push && fusePush((args, gate) => gated('log_push_v1', args, gate), fusion.push)
+  const ack = fusion?.ack && fuseAck((args, gate) => gated('log_ack_v1', args, gate), fusion.ack)
   return {
-    call(name, args) {
-      if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>) as Promise<ResultOf<typeof name>>
-      if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>) as Promise<ResultOf<typeof name>>
-      return direct(name, args)
+    call(name, args, gate) {
+      if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>, gate) as Promise<ResultOf<typeof name>>
+      if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>, gate) as Promise<ResultOf<typeof name>>
+      return gated(name, args, gate)
     },
     async ping(timeoutMs) {
       let timer: ReturnType<typeof setTimeout> | undefined

@@ -10,9 +10,12 @@
 // push maintenance fails every member with that error (nothing was written, and each alone would
 // meet the same); any other error (a poison item, or QMENC from one member's stale encryption
 // cache) retries each member alone, so only the member at fault sees it. A failed call wrote
-// nothing, so the split is exact. Per-item verdicts are results, not errors (design decision 6), so one
+// nothing, so the split is exact. A fused call runs within its first member's share of the
+// connections (src/tenant-share/): a batch holds one tenant's calls, so that is every member's. Per-item verdicts are results, not errors (design decision 6), so one
 // member's failed ack never fails its neighbours.
 import { DbError } from './errors.js'
+import { HttpError } from '../errors.js'
+import type { CallGate } from './database.js'
 import type { AckItemResult, ArgsOf, ResultOf } from './procedures.js'
 
 type PushArgs = ArgsOf<'log_push_v1'>
@@ -70,6 +73,8 @@ interface Fusable<A, R, I> {
 
 interface Member<A, R> {
   args: A
+  /** The caller's share of the connections: a fused call runs within its first member's. */
+  gate: CallGate | undefined
   resolve: (result: R) => void
   reject: (error: unknown) => void
 }
@@ -87,13 +92,15 @@ interface Batch<A, R> {
 
 /** Errors every member of a fused call would meet alone: answer them all, retry nobody. */
 function sharedFailure(error: unknown): boolean {
+  // The tenant's line of calls is full: each member alone would join the same line.
+  if (error instanceof HttpError) return error.code === 'tenant_busy'
   if (!(error instanceof DbError)) return false
   if (error.kind === 'unavailable') return true
   const s = error.sqlstate
   return s === 'QMMNT' || s === '57014' || s === '53300' || s.startsWith('08')
 }
 
-type Call<A, R> = (args: A) => Promise<R>
+type Call<A, R> = (args: A, gate?: CallGate) => Promise<R>
 type FusableArgs = { tenant: string; now?: Date }
 
 function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R, I>, options: FusionOptions): Call<A, R> {
@@ -105,7 +112,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   const send = async ({ members }: Batch<A, R>) => {
     if (members.length === 1) {
       const [m] = members
-      await call(m!.args).then(m!.resolve, m!.reject)
+      await call(m!.args, m!.gate).then(m!.resolve, m!.reject)
       return
     }
     const items: I[] = []
@@ -116,12 +123,12 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     }
     let fused: R
     try {
-      fused = await call(kind.merged(members[0]!.args, items))
+      fused = await call(kind.merged(members[0]!.args, items), members[0]!.gate)
     } catch (error) {
       if (sharedFailure(error)) {
         for (const m of members) m.reject(error)
       } else {
-        await Promise.all(members.map((m) => call(m.args).then(m.resolve, m.reject)))
+        await Promise.all(members.map((m) => call(m.args, m.gate).then(m.resolve, m.reject)))
       }
       return
     }
@@ -163,22 +170,22 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     if (longest) flush(longest[0])
   }
 
-  return (args) => {
+  return (args, gate) => {
     const items = kind.items(args)
     const count = items.length
     // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked; a
     // call already of the preferred size gains nothing from company.
-    if (args.now !== undefined || count === 0 || count >= options.maxItems) return call(args)
+    if (args.now !== undefined || count === 0 || count >= options.maxItems) return call(args, gate)
     if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
       // A free slot: sent alone at once, so its size does not matter (and is not measured).
       return new Promise<R>((resolve, reject) =>
-        dispatch({ members: [{ args, resolve, reject }], items: count, bytes: 0, timer: undefined, firstAt: 0, due: false }),
+        dispatch({ members: [{ args, gate, resolve, reject }], items: count, bytes: 0, timer: undefined, firstAt: 0, due: false }),
       )
     }
     // The size the call will carry: one serialisation more per fused call, small for the calls
     // fusion is for (larger ones are sent as they came, above).
     const bytes = JSON.stringify(items).length
-    if (bytes >= options.maxBytes) return call(args)
+    if (bytes >= options.maxBytes) return call(args, gate)
     return new Promise<R>((resolve, reject) => {
       let batch = open.get(args.tenant)
       if (batch && (batch.items + count > options.maxItems || batch.bytes + bytes > options.maxBytes)) {
@@ -191,7 +198,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
         const tenant = args.tenant
         batch.timer = setTimeout(() => holdOver(tenant), options.holdMs)
       }
-      batch.members.push({ args, resolve, reject })
+      batch.members.push({ args, gate, resolve, reject })
       batch.items += count
       batch.bytes += bytes
       if (batch.items >= options.maxItems) flush(args.tenant)

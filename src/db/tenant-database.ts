@@ -3,7 +3,7 @@
 // adds the one the request chain settled, so a route can neither forget it nor name another.
 // Broker-wide procedures (the system flags, metrics, Postgres statistics) go through
 // `db.brokerWide`, which accepts only those, so each such call says what it is.
-import type { Database, PoolStats } from './database.js'
+import type { CallGate, Database, PoolStats } from './database.js'
 import type { ArgsOf, BrokerProcedureName, ResultOf, TenantProcedureName } from './procedures.js'
 import type { TenantCallLimiter } from '../tenant-share/call-limiter.js'
 
@@ -29,15 +29,29 @@ export interface TenantDatabase {
 }
 
 /**
- * `limiter`, when given, holds each call to the tenant's share of the connections (docs/security.md):
- * every tenant-scoped call passes here, so a flooding tenant waits behind its own calls.
+ * `limiter`, when given, holds the tenant to its share of the connections (docs/security.md): every
+ * tenant-scoped call passes here and takes one of the tenant's request places (429 when none is
+ * left), and the database runs the call, or the fused call it joins, within the tenant's share of
+ * calls in flight, so a flooding tenant waits behind its own calls.
  */
 export function tenantDatabase(db: Database, tenant: string, limiter?: TenantCallLimiter): TenantDatabase {
   // The tenant goes last, so it is the handle's whatever the arguments hold.
-  const direct = <N extends TenantProcedureName>(name: N, args: TenantArgsOf<N>) => db.call(name, { ...args, tenant } as unknown as ArgsOf<N>)
+  const direct = <N extends TenantProcedureName>(name: N, args: TenantArgsOf<N>, gate?: CallGate) =>
+    db.call(name, { ...args, tenant } as unknown as ArgsOf<N>, gate)
+  const limited = (share: TenantCallLimiter): TenantDatabase['call'] => {
+    const gate: CallGate = (call) => share.run(tenant, call)
+    return async (name, args) => {
+      const release = share.admit(tenant)
+      try {
+        return await direct(name, args, gate)
+      } finally {
+        release()
+      }
+    }
+  }
   return {
     tenant,
-    call: limiter ? (name, args) => limiter.run(tenant, () => direct(name, args)) : direct,
+    call: limiter ? limited(limiter) : direct,
     ping: (timeoutMs) => db.ping(timeoutMs),
     poolStats: () => db.poolStats(),
     brokerWide: db,

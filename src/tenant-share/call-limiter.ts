@@ -4,11 +4,28 @@
 // process or isolate; the rest wait in line, first come first served, behind that tenant's own
 // calls, never behind another tenant's. A line longer than `queue` refuses the call with 429 and
 // Retry-After, so a flood costs its sender retries rather than the broker memory.
+//
+// Two counts, because push and ack fusion sits between requests and calls: `admit` holds a tenant's
+// requests waiting on the database to `concurrency + queue` (what a line of single calls held
+// before), and `run` holds the calls that reach the pool, fused or not, to `concurrency`. Limiting
+// the fused calls rather than the requests lets one call carry many of a tenant's small pushes,
+// instead of queueing them one by one where nothing can join them.
+//
+// A share while others are busy (`shared`): while another tenant has called within the last
+// `activeMs`, a tenant runs at most `shared` calls at once, and its full `concurrency` only while
+// it is alone. On a small machine the calls a flooding tenant keeps running are what a steady
+// tenant's call competes with for the database's CPU (BENCHMARKS.md, "Tenant share"), so its
+// share shrinks while someone else is being served and grows back once it is the only one.
 import { HttpError } from '../errors.js'
 
 export interface TenantCallLimiter {
   /** Runs `call` within `tenant`'s share: at once when a slot is free, else after that tenant's earlier calls. */
   run<T>(tenant: string, call: () => Promise<T>): Promise<T>
+  /**
+   * Takes one of `tenant`'s request places (`concurrency + queue`) for the database work of one
+   * request, or refuses with 429 tenant_busy when all are taken; the returned function gives it back.
+   */
+  admit(tenant: string): () => void
   /** Calls of `tenant` in flight and waiting, for tests and metrics. */
   load(tenant: string): { inFlight: number; waiting: number }
 }
@@ -18,6 +35,10 @@ export interface LimiterOptions {
   concurrency: number
   /** Calls of one tenant that may wait for a slot; one more is refused with 429. */
   queue: number
+  /** Calls of one tenant in flight at once while another tenant is active (at most `concurrency`; default: `concurrency`). */
+  shared?: number
+  /** How long after its last call a tenant counts as active, in ms (default 1000). */
+  activeMs?: number
 }
 
 interface Line {
@@ -30,21 +51,50 @@ export const tenantBusy = () =>
 
 export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimiter {
   const lines = new Map<string, Line>()
+  const admitted = new Map<string, number>()
+  const places = options.concurrency + options.queue
+  const shared = Math.max(1, Math.min(options.shared ?? options.concurrency, options.concurrency))
+  const activeMs = options.activeMs ?? 1000
+  // The two tenants that called last, always two different ones: whether anyone but `tenant` was
+  // active lately is then a constant-time question, however many tenants there are.
+  let last = { tenant: '', at: -Infinity }
+  let before = { tenant: '', at: -Infinity }
+  const seen = (tenant: string, now: number) => {
+    if (last.tenant === tenant) last.at = now
+    else {
+      before = last
+      last = { tenant, at: now }
+    }
+  }
+  const othersActive = (tenant: string, now: number) =>
+    (last.tenant !== tenant && now - last.at < activeMs) || (before.tenant !== tenant && now - before.at < activeMs)
+  const cap = (tenant: string) => (shared < options.concurrency && othersActive(tenant, performance.now()) ? shared : options.concurrency)
+
+  /** Alone again, a tenant's share grows back: start what waits, first come first served, up to it. */
+  const refill = (tenant: string, line: Line) => {
+    while (line.waiting.length > 0 && line.inFlight < cap(tenant)) {
+      line.inFlight++
+      line.waiting.shift()!()
+    }
+  }
 
   const release = (tenant: string, line: Line) => {
-    const next = line.waiting.shift()
-    // The slot passes straight to the next in line, so inFlight stays as it is.
-    if (next) return next()
+    // The slot passes straight to the next in line (inFlight stays as it is) unless the tenant is
+    // above its share while another tenant is active; then it is given back.
+    if (line.waiting.length > 0 && line.inFlight <= cap(tenant)) return line.waiting.shift()!()
     line.inFlight--
+    refill(tenant, line)
     if (line.inFlight === 0) lines.delete(tenant)
   }
 
   return {
     async run(tenant, call) {
       if (options.concurrency <= 0) return call()
+      seen(tenant, performance.now())
       let line = lines.get(tenant)
       if (!line) lines.set(tenant, (line = { inFlight: 0, waiting: [] }))
-      if (line.inFlight < options.concurrency) line.inFlight++
+      refill(tenant, line)
+      if (line.inFlight < cap(tenant) && line.waiting.length === 0) line.inFlight++
       else {
         if (line.waiting.length >= options.queue) throw tenantBusy()
         await new Promise<void>((resolve) => line!.waiting.push(resolve))
@@ -53,6 +103,20 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         return await call()
       } finally {
         release(tenant, line)
+      }
+    },
+    admit(tenant) {
+      if (options.concurrency <= 0) return () => {}
+      const held = admitted.get(tenant) ?? 0
+      if (held >= places) throw tenantBusy()
+      admitted.set(tenant, held + 1)
+      let given = false
+      return () => {
+        if (given) return
+        given = true
+        const left = admitted.get(tenant)! - 1
+        if (left === 0) admitted.delete(tenant)
+        else admitted.set(tenant, left)
       }
     },
     load(tenant) {

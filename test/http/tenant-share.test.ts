@@ -114,4 +114,53 @@ describe("a tenant's database calls", () => {
     expect(await Promise.all(a)).toEqual(['a1', 'a2', 'a3', 'a4'])
     expect(limiter.load('a')).toEqual({ inFlight: 0, waiting: 0 })
   })
+
+  it('admit as many requests of a tenant as it has places (concurrency + queue), and never count another tenant against them', () => {
+    const limiter = createTenantCallLimiter({ concurrency: 2, queue: 1 })
+    const places = [limiter.admit('a'), limiter.admit('a'), limiter.admit('a')]
+    expect(() => limiter.admit('a')).toThrow(expect.objectContaining({ status: 429, code: 'tenant_busy' }))
+    const b = limiter.admit('b')
+    places[0]!()
+    // A place given back twice is given back once.
+    places[0]!()
+    const again = limiter.admit('a')
+    expect(() => limiter.admit('a')).toThrow(expect.objectContaining({ code: 'tenant_busy' }))
+    for (const give of [again, places[1]!, places[2]!, b]) give()
+  })
+
+  it('hold a tenant to its shared share while another tenant is active, and give it its full share back once it is alone', async () => {
+    const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, activeMs: 200 })
+    const gates: (() => void)[] = []
+    const running: string[] = []
+    const held = (name: string) => () => {
+      running.push(name)
+      return new Promise<string>((done) => gates.push(() => done(name)))
+    }
+    const tick = () => new Promise((r) => setTimeout(r, 0))
+    // Alone, tenant a runs its full share.
+    const a = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((n) => limiter.run('a', held(n)))
+    await tick()
+    expect(running).toEqual(['a1', 'a2', 'a3', 'a4'])
+    // Tenant b calls: it starts at once, and a's slots are not passed on while a is above 2.
+    expect(await limiter.run('b', async () => 'b1')).toBe('b1')
+    gates[0]!()
+    gates[1]!()
+    await tick()
+    expect(running).toEqual(['a1', 'a2', 'a3', 'a4'])
+    expect(limiter.load('a')).toEqual({ inFlight: 2, waiting: 2 })
+    gates[2]!()
+    await tick()
+    expect(running).toEqual(['a1', 'a2', 'a3', 'a4', 'a5'])
+    expect(limiter.load('a')).toEqual({ inFlight: 2, waiting: 1 })
+    // Once b has been quiet for activeMs, a's next call starts what waited first, then itself, up to its full share.
+    await new Promise((r) => setTimeout(r, 250))
+    const a7 = limiter.run('a', held('a7'))
+    await tick()
+    // a6 got its slot first; its own code runs a microtask after a7's, which did not wait.
+    expect([...running].sort()).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'])
+    expect(limiter.load('a')).toEqual({ inFlight: 4, waiting: 0 })
+    for (const gate of gates.slice(3)) gate()
+    expect(await Promise.all([...a, a7])).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'])
+    expect(limiter.load('a')).toEqual({ inFlight: 0, waiting: 0 })
+  })
 })

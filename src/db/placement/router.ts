@@ -73,10 +73,10 @@ export function createPlacementRouter(set: DatabaseSet, cache: PlacementCache, r
 
   const placedDatabase = (tenant: string, name: string, db: Database): Database => ({
     ...db,
-    async call(procedureName, args) {
+    async call(procedureName, args, gate) {
       const entry = await cache.lookup(tenant, directory())
       if (entry.moving || entry.database !== name) throw moving()
-      return db.call(procedureName, args)
+      return db.call(procedureName, args, gate)
     },
   })
 
