@@ -3,7 +3,7 @@
 import { compileCall, type Procedure } from './procedure.js'
 import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
 import { toDbError } from './errors.js'
-import { fuseEphemeralAcks, fuseEphemeralPops } from './ephemeral-fusion.js'
+import { fuseEphemeralPops } from './ephemeral-fusion.js'
 import { fuseAck, fusePush, type FusionOptions } from './fusion.js'
 import type { PoolLike } from './queryable.js'
 
@@ -44,15 +44,13 @@ export function createDatabase(
   const fusion = options.longLived ? options.fusion : undefined
   const push = fusion?.push && fusePush((args) => direct('log_push_v1', args), fusion.push)
   const ack = fusion?.ack && fuseAck((args) => direct('log_ack_v1', args), fusion.ack)
-  // Ephemeral pops and acks of one group queue here while one is in flight (src/db/ephemeral-fusion.ts).
+  // Ephemeral pops of one group queue here while one is in flight (src/db/ephemeral-fusion.ts).
   const ephemeralPop = fusion?.ephemeral && fuseEphemeralPops((args) => direct('ephemeral_pop_v1', args))
-  const ephemeralAck = fusion?.ephemeral && fuseEphemeralAcks((args) => direct('ephemeral_ack_v1', args))
   return {
     call(name, args) {
       if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>) as Promise<ResultOf<typeof name>>
       if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>) as Promise<ResultOf<typeof name>>
       if (ephemeralPop && name === 'ephemeral_pop_v1') return ephemeralPop(args as ArgsOf<'ephemeral_pop_v1'>) as Promise<ResultOf<typeof name>>
-      if (ephemeralAck && name === 'ephemeral_ack_v1') return ephemeralAck(args as ArgsOf<'ephemeral_ack_v1'>) as Promise<ResultOf<typeof name>>
       return direct(name, args)
     },
     async ping(timeoutMs) {

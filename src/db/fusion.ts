@@ -46,8 +46,8 @@ export interface FusionOptions {
 }
 
 /**
- * What the Node runtime fuses with (hold 2 ms, 200 items, 4 MiB a call; ephemeral pops and acks of
- * one group while one is in flight, src/db/ephemeral-fusion.ts); tests use the same.
+ * What the Node runtime fuses with (hold 2 ms, 200 items, 4 MiB a call; ephemeral pops of one
+ * group while one is in flight, src/db/ephemeral-fusion.ts); tests use the same.
  */
 export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions; ephemeral: boolean } = {
   // Single-message pushes of several tenants at a few hundred a second each met company within 2 ms
