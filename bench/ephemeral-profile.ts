@@ -4,7 +4,9 @@
 // alternating, and each phase reports the backends' CPU per message (utime + stime of every
 // connection's backend from /proc), the commits and WAL bytes per message, and, from
 // pg_stat_statements with nested tracking, the statements inside the procedures that took the time.
-// PROFILE_CLIENTS (16), PROFILE_BACKLOG (60 000), PROFILE_PUSHES (300 calls a phase).
+// PROFILE_CLIENTS (16), PROFILE_BACKLOG (60 000), PROFILE_PUSHES (300 calls a phase),
+// PROFILE_ROUNDS (1), PROFILE_ANALYZE=1 (ANALYZE before the pops: plans differ before and after a
+// fresh unlogged table's first statistics), PROFILE_PERF=<dir> (`perf record` per phase).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -75,6 +77,7 @@ async function main() {
       const t1 = cpu(after0)
       const t0 = after0.reduce((a, p) => a + (before0.get(p) ?? 0), 0)
       const after = await admin.query(`select xact_commit::bigint as c, pg_wal_lsn_diff(pg_current_wal_lsn(), $1) as wal from pg_stat_database where datname = current_database()`, [before.rows[0].lsn])
+      // The round's own admin queries are left out; plan_ms is the planning time of those statements.
       const { rows } = await admin.query(`select toplevel, calls, round(total_exec_time::numeric, 0) as ms, round(total_plan_time::numeric, 0) as plan_ms, regexp_replace(query, '\\s+', ' ', 'g') as q
                                             from pg_stat_statements where query not like '%pg_stat%' order by total_exec_time + total_plan_time desc limit 12`)
       console.log(`== ${name}: ${n} msgs in ${round(ms, 0)} ms (${round((n / ms) * 1000, 0)} msg/s), backend CPU ${round(((t1 - t0) * 10_000) / n, 1)} µs/msg, ` +
