@@ -4,10 +4,13 @@
 // other work on the machine falls on both alike:
 //   push      batch 100, one queue, one partition per client, small payloads;
 //   pop+ack   batch 100, queue mode, over a backlog pushed beforehand, one ack call per pop.
-// Prints msg/s per round and the median ratio ephemeral / durable.
+// Prints msg/s per round and the median ratio ephemeral / durable, and beside each the CPU time per
+// message of the broker process, of every PostgreSQL process of the cluster (backends, WAL writer,
+// checkpointer, autovacuum) and of this client, over the whole loop: the figure a busy shared
+// machine does not distort, where msg/s moves with other work on the cores.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.js'
@@ -48,6 +51,46 @@ const ephemeralPopAck = (client: HttpClient, queue: string) => async (): Promise
   return messages.length
 }
 
+/** utime + stime of one process in µs (USER_HZ 100), 0 once it is gone. */
+function cpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * CPU µs of the postmaster and each of its children, by pid, read now. A delta sums what the pids
+ * still there used since the first read (a child that started since counts from zero; a
+ * short-lived autovacuum worker that ended in between is missed).
+ */
+function postgresMicros(dataDir: string): Map<number, number> {
+  const postmaster = Number(readFileSync(join(dataDir, 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0])
+  const byPid = new Map([[postmaster, cpuMicros(postmaster)]])
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      if (ppid === postmaster) byPid.set(Number(entry), cpuMicros(Number(entry)))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return byPid
+}
+
+const postgresDelta = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, us]) => sum + Math.max(0, us - (before.get(pid) ?? 0)), 0)
+
+interface CpuPerMessage {
+  broker: number
+  postgres: number
+  client: number
+  total: number
+}
+
 async function fill(push: (w: number) => Promise<number>) {
   let pushed = 0
   await Promise.all(Array.from({ length: CLIENTS }, async (_, w) => {
@@ -72,9 +115,24 @@ async function main() {
       if (health?.status === 200) break
       await sleep(200)
     }
-    const rows: { workload: string; round: number; durable: LoopResult; ephemeral: LoopResult }[] = []
-    const loop = (op: (w: number) => Promise<number | 'empty'>, isDone?: () => boolean) =>
-      closedLoop({ concurrency: CLIENTS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, op, ...(isDone ? { isDone } : {}) })
+    type Measured = LoopResult & { cpu: CpuPerMessage; load: number }
+    const rows: { workload: string; round: number; durable: Measured; ephemeral: Measured }[] = []
+    const loop = async (op: (w: number) => Promise<number | 'empty'>, isDone?: () => boolean): Promise<Measured> => {
+      let messages = 0
+      const counted = async (w: number) => {
+        const n = await op(w)
+        if (n !== 'empty') messages += n
+        return n
+      }
+      const before = { broker: cpuMicros(broker.pid!), postgres: postgresMicros(tmp), client: process.cpuUsage() }
+      const result = await closedLoop({ concurrency: CLIENTS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, op: counted, ...(isDone ? { isDone } : {}) })
+      const client = process.cpuUsage(before.client)
+      const per = (us: number) => round(us / Math.max(1, messages), 1)
+      const cpu = { broker: per(cpuMicros(broker.pid!) - before.broker), postgres: per(postgresDelta(before.postgres, postgresMicros(tmp))), client: per(client.user + client.system), total: 0 }
+      cpu.total = round(cpu.broker + cpu.postgres + cpu.client, 1)
+      return { ...result, cpu, load: round(loadavg()[0]!, 1) }
+    }
+    const cpuText = (m: Measured) => `${m.cpu.total} µs/msg (broker ${m.cpu.broker}, PostgreSQL ${m.cpu.postgres}, client ${m.cpu.client}; load ${m.load})`
     for (let r = 0; r < ROUNDS; r++) {
       const dq = `durable-${r}`
       const eq = `ephemeral-${r}`
@@ -107,12 +165,15 @@ async function main() {
       for (const row of rows.slice(-2)) {
         console.log(`round ${r} ${row.workload}: durable ${row.durable.itemsPerSec} msg/s, ephemeral ${row.ephemeral.itemsPerSec} msg/s (${round(row.ephemeral.itemsPerSec / row.durable.itemsPerSec, 2)}×)` +
           `; errors ${row.durable.errors}/${row.ephemeral.errors}; drained ${row.durable.drained}/${row.ephemeral.drained}`)
+        console.log(`    CPU durable ${cpuText(row.durable)}, ephemeral ${cpuText(row.ephemeral)}: ${round(row.durable.cpu.total / row.ephemeral.cpu.total, 2)}× less per message`)
       }
     }
     for (const workload of ['push', 'pop+ack']) {
       const of = rows.filter((r) => r.workload === workload)
       console.log(`${workload}: median durable ${median(of.map((r) => r.durable.itemsPerSec))} msg/s, ephemeral ${median(of.map((r) => r.ephemeral.itemsPerSec))} msg/s, ` +
-        `median ratio ${round(median(of.map((r) => r.ephemeral.itemsPerSec / r.durable.itemsPerSec)), 2)}×`)
+        `median ratio ${round(median(of.map((r) => r.ephemeral.itemsPerSec / r.durable.itemsPerSec)), 2)}×; ` +
+        `CPU per message median durable ${median(of.map((r) => r.durable.cpu.total))} µs, ephemeral ${median(of.map((r) => r.ephemeral.cpu.total))} µs, ` +
+        `median ratio ${round(median(of.map((r) => r.durable.cpu.total / r.ephemeral.cpu.total)), 2)}×`)
     }
   } finally {
     client.close()

@@ -377,13 +377,16 @@ set search_path = queen, pg_catalog
 as $$
 declare
   v_epoch text;
-  v_input jsonb;
+  v_ids text[];
+  v_epochs text[];
+  v_keys text[];
+  v_firsts boolean[];
   v_done_seq bigint[];
   v_done_key text[];
   v_back_seq bigint[];
   v_back_key text[];
-  v_done jsonb := '[]'::jsonb;
-  v_redo jsonb := '[]'::jsonb;
+  v_done text[] := '{}'::text[];
+  v_redo text[] := '{}'::text[];
   v_out jsonb;
 begin
   perform _eph_check_on();
@@ -395,31 +398,49 @@ begin
     raise exception using errcode = 'QMEBR', message = 'acks: must be an array of at most 10000';
   end if;
   v_epoch := _eph_epoch();
-  -- Each ack parsed once: {ord, id, status, epoch, seq, attempts, first}; `first` marks the first
-  -- time a call names one delivery (its repeats are 'unknown').
-  select coalesce(jsonb_agg(to_jsonb(p) order by p.ord), '[]'::jsonb) into v_input
+  -- Each ack parsed once, into arrays in request order: the id, its epoch, its delivery key
+  -- '<seq>.<attempts>' (null when the id is not one this broker mints) and whether it is the first
+  -- time the call names that delivery (its repeats are 'unknown'). The parse is split_part and
+  -- digit checks, not a regular expression: a pattern that must find the last ':' of an id
+  -- backtracks, and cost more than everything else the ack does together.
+  select array_agg(k.id order by k.ord), array_agg(k.epoch order by k.ord), array_agg(k.key order by k.ord),
+         array_agg(k.first order by k.ord),
+         coalesce(array_agg(k.seq) filter (where k.live and k.status = 'completed'), '{}'),
+         coalesce(array_agg(k.key) filter (where k.live and k.status = 'completed'), '{}'),
+         coalesce(array_agg(k.seq) filter (where k.live and k.status <> 'completed'), '{}'),
+         coalesce(array_agg(k.key) filter (where k.live and k.status <> 'completed'), '{}')
+    into v_ids, v_epochs, v_keys, v_firsts, v_done_seq, v_done_key, v_back_seq, v_back_key
     from (
-      select q.*, row_number() over (partition by q.seq, q.attempts order by q.ord) = 1 as first
+      select q.*, q.first and q.epoch = v_epoch as live
         from (
-          select x.ord, x.a->>'id' as id, coalesce(x.a->>'status', 'completed') as status,
-                 m[1] as epoch, m[2]::bigint as seq, coalesce(m[3]::integer, 0) as attempts
-            from jsonb_array_elements(p_acks) with ordinality x(a, ord)
-            left join lateral regexp_match(x.a->>'id', '^e:([^:]+):.*:([0-9]{1,18})(?:\.([0-9]{1,9}))?$') m on true
+          select v.*, v.seq::text || '.' || v.attempts as key,
+                 v.seq is not null and row_number() over (partition by v.seq, v.attempts order by v.ord) = 1 as first
+            from (
+              select x.ord, x.id, x.status, case when x.ok then x.epoch end as epoch,
+                     case when x.ok then x.seq_text::bigint end as seq,
+                     case when x.ok then coalesce(nullif(x.att_text, '')::integer, 0) end as attempts
+                from (
+                  select t.*,
+                         t.id like 'e:%:%:%' and t.epoch <> ''
+                         and t.seq_text <> '' and length(t.seq_text) <= 18 and ltrim(t.seq_text, '0123456789') = ''
+                         and (t.att_text = '' and strpos(t.tail, '.') = 0
+                              or t.att_text <> '' and length(t.att_text) <= 9 and ltrim(t.att_text, '0123456789') = ''
+                                 and split_part(t.tail, '.', 3) = '') as ok
+                    from (
+                      select a.ord, a.id, a.status, split_part(a.id, ':', 2) as epoch, split_part(a.id, ':', -1) as tail,
+                             split_part(split_part(a.id, ':', -1), '.', 1) as seq_text,
+                             split_part(split_part(a.id, ':', -1), '.', 2) as att_text
+                        from (select e.ord, e.a->>'id' as id, coalesce(e.a->>'status', 'completed') as status
+                                from jsonb_array_elements(p_acks) with ordinality e(a, ord)) a
+                    ) t
+                ) x
+            ) v
         ) q
-    ) p;
+    ) k;
 
-  -- Two statements for the whole call. Whichever plan the planner picks (before a fresh unlogged
-  -- table's first ANALYZE it may walk the group's leases by key prefix rather than probe each
-  -- number), the work is bounded by what the group has in flight, and the hashed `= any` tests
-  -- each lease once. The attempt must match too, so an earlier delivery's id settles nothing.
-  select coalesce(array_agg((e->>'seq')::bigint) filter (where e->>'status' = 'completed'), '{}'),
-         coalesce(array_agg((e->>'seq') || '.' || (e->>'attempts')) filter (where e->>'status' = 'completed'), '{}'),
-         coalesce(array_agg((e->>'seq')::bigint) filter (where e->>'status' <> 'completed'), '{}'),
-         coalesce(array_agg((e->>'seq') || '.' || (e->>'attempts')) filter (where e->>'status' <> 'completed'), '{}')
-    into v_done_seq, v_done_key, v_back_seq, v_back_key
-    from jsonb_array_elements(v_input) e
-   where e->>'epoch' = v_epoch and (e->>'first')::boolean;
-
+  -- The settling delete and the handing-back update probe the group's leases by number (the
+  -- primary key), whatever the planner knows of a fresh unlogged table, and the attempt must match
+  -- too, so an earlier delivery's id settles nothing.
   if cardinality(v_done_seq) > 0 then
     with gone as (
       delete from ephemeral_leases l
@@ -427,7 +448,7 @@ begin
          and l.seq = any(v_done_seq) and (l.seq::text || '.' || l.attempts) = any(v_done_key)
       returning l.seq::text || '.' || l.attempts as key
     )
-    select coalesce(jsonb_agg(key), '[]'::jsonb) into v_done from gone;
+    select coalesce(array_agg(key), '{}') into v_done from gone;
   end if;
   if cardinality(v_back_seq) > 0 then
     with back as (
@@ -436,19 +457,19 @@ begin
          and l.seq = any(v_back_seq) and (l.seq::text || '.' || l.attempts) = any(v_back_key)
       returning l.seq::text || '.' || l.attempts as key
     )
-    select coalesce(jsonb_agg(key), '[]'::jsonb) into v_redo from back;
+    select coalesce(array_agg(key), '{}') into v_redo from back;
   end if;
 
-  select coalesce(jsonb_agg(jsonb_build_object('id', e->>'id', 'outcome',
+  select coalesce(jsonb_agg(jsonb_build_object('id', u.id, 'outcome',
            case
-             when e->>'epoch' is not null and e->>'epoch' <> v_epoch then 'stale'
-             when e->>'epoch' is null or not (e->>'first')::boolean then 'unknown'
-             when v_done ? ((e->>'seq') || '.' || (e->>'attempts')) then 'acked'
-             when v_redo ? ((e->>'seq') || '.' || (e->>'attempts')) then 'redelivered'
+             when u.epoch is not null and u.epoch <> v_epoch then 'stale'
+             when u.epoch is null or not u.first then 'unknown'
+             when u.key = any(v_done) then 'acked'
+             when u.key = any(v_redo) then 'redelivered'
              else 'unknown'
-           end) order by (e->>'ord')::bigint), '[]'::jsonb)
+           end) order by u.ord), '[]'::jsonb)
     into v_out
-    from jsonb_array_elements(v_input) e;
+    from unnest(v_ids, v_epochs, v_keys, v_firsts) with ordinality u(id, epoch, key, first, ord);
   return jsonb_build_object('results', v_out);
 end
 $$;

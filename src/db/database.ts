@@ -3,6 +3,7 @@
 import { compileCall, type Procedure } from './procedure.js'
 import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
 import { toDbError } from './errors.js'
+import { fuseEphemeralPops } from './ephemeral-fusion.js'
 import { fuseAck, fusePush, type FusionOptions } from './fusion.js'
 import type { PoolLike } from './queryable.js'
 
@@ -29,7 +30,7 @@ export interface Database {
 
 export function createDatabase(
   pool: PoolLike,
-  options: { longLived: boolean; fusion?: { push?: FusionOptions; ack?: FusionOptions } },
+  options: { longLived: boolean; fusion?: { push?: FusionOptions; ack?: FusionOptions; ephemeral?: boolean } },
 ): Database {
   // pg emits 'error' on idle clients whose server went away; unhandled, that kills the process.
   pool.on?.('error', () => {})
@@ -50,10 +51,13 @@ export function createDatabase(
   const gated = <N extends ProcedureName>(name: N, args: ArgsOf<N>, gate: CallGate | undefined) => (gate ? gate(() => direct(name, args)) : direct(name, args))
   const push = fusion?.push && fusePush((args, gate) => gated('log_push_v1', args, gate), fusion.push)
   const ack = fusion?.ack && fuseAck((args, gate) => gated('log_ack_v1', args, gate), fusion.ack)
+  // Ephemeral pops of one group queue here while one is in flight (src/db/ephemeral-fusion.ts).
+  const ephemeralPop = fusion?.ephemeral && fuseEphemeralPops((args, gate) => gated('ephemeral_pop_v1', args, gate))
   return {
     call(name, args, gate) {
       if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>, gate) as Promise<ResultOf<typeof name>>
       if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>, gate) as Promise<ResultOf<typeof name>>
+      if (ephemeralPop && name === 'ephemeral_pop_v1') return ephemeralPop(args as ArgsOf<'ephemeral_pop_v1'>, gate) as Promise<ResultOf<typeof name>>
       return gated(name, args, gate)
     },
     async ping(timeoutMs) {

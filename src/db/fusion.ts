@@ -48,8 +48,11 @@ export interface FusionOptions {
   busy?: { inFlight: number; maxHoldMs: number }
 }
 
-/** What the Node runtime fuses with (hold 2 ms, 200 items, 4 MiB a call); tests use the same. */
-export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
+/**
+ * What the Node runtime fuses with (hold 2 ms, 200 items, 4 MiB a call; ephemeral pops of one
+ * group while one is in flight, src/db/ephemeral-fusion.ts); tests use the same.
+ */
+export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions; ephemeral: boolean } = {
   // Single-message pushes of several tenants at a few hundred a second each met company within 2 ms
   // only 1.5 to 2 times a call: the rest queued for a pool connection one call each. Under load they
   // now queue in the batch instead (BENCHMARKS.md, issue #33).
@@ -59,6 +62,7 @@ export const NODE_FUSION: { push: FusionOptions; ack: FusionOptions } = {
   // consumer waits for its ack before its next pop, so a 2 ms hold on every ack cost a quarter of the
   // batch-1 pop + ack rate where eight consumers share two partitions.
   ack: { holdMs: 2, maxItems: 200, maxBytes: 4 * 1024 * 1024, maxInFlight: 2 },
+  ephemeral: true,
 }
 
 /** How to read, merge and split the calls of one fusable procedure. */

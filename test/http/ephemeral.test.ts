@@ -113,6 +113,21 @@ describe('ephemeral push, pop and ack', () => {
     ])
   })
 
+  it('settles ids of a partition holding : and ., and answers unknown for every malformed variant of a real id', async () => {
+    await push('odd-ids', ['a', 'b'], { partition: 'p:1.2:x' })
+    const [a, b] = (await pop('odd-ids', { batch: 2 })).body.messages as { id: string }[]
+    expect(a!.id).toMatch(/^e:[^:]+:p:1\.2:x:\d+$/)
+    const epoch = a!.id.split(':')[1]
+    const seq = a!.id.split(':').at(-1)
+    const malformed = [`${a!.id}.`, `${a!.id}.1.2`, `${a!.id}x`, `${a!.id}.x`, `e::p:${seq}`, `e:${epoch}:${seq}`, `x:${epoch}:p:${seq}`, `e:${epoch}:p:${'9'.repeat(19)}`]
+    const results = (await ack('odd-ids', [...malformed.map((id) => ({ id })), { id: a!.id }, { id: a!.id }, { id: b!.id, status: 'retry' }])).body.results
+    expect(results.map((r: { outcome: string }) => r.outcome)).toEqual([...malformed.map(() => 'unknown'), 'acked', 'unknown', 'redelivered'])
+    // The redelivered one comes back with its attempt in its id; the id of its first delivery settles nothing.
+    const again = (await pop('odd-ids')).body.messages[0] as { id: string; attempts: number }
+    expect(again).toMatchObject({ id: `${b!.id}.1`, attempts: 1 })
+    expect((await ack('odd-ids', [{ id: b!.id }, { id: again.id }])).body.results.map((r: { outcome: string }) => r.outcome)).toEqual(['unknown', 'acked'])
+  })
+
   it('wakes a parked pop when a push arrives', async () => {
     const parked = pop('wake', { wait: true, timeout: 20_000, group: 'w' })
     // The pop has parked once its first check found nothing.

@@ -1,0 +1,97 @@
+// Ephemeral pop fusion (src/db/ephemeral-fusion.ts) against a real PostgreSQL: pops of one group
+// that arrive while one is in flight go out as one call when it returns, every caller gets its own
+// share in arrival order (the messages it would have received one after the other), other groups
+// and queues are not held back, an error reaches every member, and acks are never held back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDatabase, type Database } from '../src/db/database.js'
+import { DbError } from '../src/db/errors.js'
+import { createNodePool } from '../src/db/node-pool.js'
+import { freshDatabase, type TestDatabase } from './helpers/database.js'
+
+let database: TestDatabase
+let db: Database
+let pops = 0
+let acks = 0
+
+beforeAll(async () => {
+  database = await freshDatabase()
+  const pool = createNodePool({ connectionString: database.url, max: 4 })
+  // Counts the procedure calls that really reach PostgreSQL.
+  const query = pool.query.bind(pool) as typeof pool.query
+  pool.query = ((text: string, values?: unknown[]) => {
+    if (text.includes('ephemeral_pop_v1')) pops++
+    if (text.includes('ephemeral_ack_v1')) acks++
+    return query(text, values)
+  }) as typeof pool.query
+  db = createDatabase(pool, { longLived: true, fusion: { ephemeral: true } })
+})
+afterAll(async () => {
+  await db.close()
+  await database.drop()
+})
+
+const tenant = ''
+const push = (queue: string, partition: string, payloads: unknown[]) => db.call('ephemeral_push_v1', { tenant, queue, partition, payloads })
+const pop = (queue: string, batch: number, group = '') => db.call('ephemeral_pop_v1', { tenant, queue, partition: null, group, batch, autoAck: false })
+
+describe('ephemeral pop fusion', () => {
+  it('sends a pop at once with nothing in flight, and the pops that arrive meanwhile as one call, each its own share in order', async () => {
+    await push('fp', 'a', Array.from({ length: 30 }, (_, i) => i))
+    pops = 0
+    const first = pop('fp', 4)
+    expect(pops).toBe(1)
+    const rest = [pop('fp', 5), pop('fp', 6), pop('fp', 100)]
+    expect(pops).toBe(1)
+    const answers = await Promise.all([first, ...rest])
+    expect(pops).toBe(2)
+    expect(answers.map((a) => a.messages.map((m) => m.payload))).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7, 8],
+      [9, 10, 11, 12, 13, 14],
+      Array.from({ length: 15 }, (_, i) => 15 + i),
+    ])
+    for (const a of answers) expect(a.windowBuffer).toBeNull()
+  })
+
+  it('does not hold back a pop of another group or queue', async () => {
+    await push('fp-other', 'a', ['x'])
+    pops = 0
+    const calls = [pop('fp-other', 1), pop('fp-other', 1, 'g'), pop('fp-other-2', 1)]
+    expect(pops).toBe(3)
+    expect((await Promise.all(calls)).map((a) => a.messages.map((m) => m.payload))).toEqual([['x'], ['x'], []])
+  })
+
+  it('fails every member of a fused pop with the error each alone would meet', async () => {
+    const first = pop('fp-off', 1)
+    const second = pop('fp-off', 1)
+    const third = pop('fp-off', 1)
+    await first
+    await database.sql(`insert into queen.system_state (key, value) values ('ephemeral', 'false') on conflict (key) do update set value = excluded.value`)
+    try {
+      const settled = await Promise.allSettled([second, third])
+      // The second and third went out together after the first; whether the switch was seen depends
+      // on timing, but both members share one verdict.
+      expect(new Set(settled.map((s) => s.status)).size).toBe(1)
+      const after = await Promise.allSettled([pop('fp-off', 1), pop('fp-off', 1)])
+      for (const s of after) {
+        expect(s.status).toBe('rejected')
+        expect((s as PromiseRejectedResult).reason).toBeInstanceOf(DbError)
+        expect(((s as PromiseRejectedResult).reason as DbError).sqlstate).toBe('QMEOF')
+      }
+    } finally {
+      await database.sql(`delete from queen.system_state where key = 'ephemeral'`)
+    }
+  })
+})
+
+describe('ephemeral acks', () => {
+  it('are not fused: each goes out at once while another of its group is in flight', async () => {
+    await push('fa', 'a', Array.from({ length: 9 }, (_, i) => i))
+    const ids = (await pop('fa', 9)).messages.map((m) => ({ id: m.id }))
+    acks = 0
+    const calls = [ids.slice(0, 3), ids.slice(3, 6), ids.slice(6)].map((part) => db.call('ephemeral_ack_v1', { tenant, queue: 'fa', group: '', acks: part }))
+    expect(acks).toBe(3)
+    const results = await Promise.all(calls)
+    expect(results.flatMap((r) => r.results.map((x) => x.outcome))).toEqual(Array.from({ length: 9 }, () => 'acked'))
+  })
+})
