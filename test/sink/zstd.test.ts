@@ -56,8 +56,8 @@ function xxh64Reference(input: Uint8Array): bigint {
   let acc: bigint
   if (input.length >= 32) {
     const v = [(P1 + P2) & M, P2, 0n, (M + 1n - P1) & M]
-    for (; i + 32 <= input.length; i += 32) for (let k = 0; k < 4; k++) v[k] = round(v[k], lane(i + k * 8))
-    acc = (rotl(v[0], 1n) + rotl(v[1], 7n) + rotl(v[2], 12n) + rotl(v[3], 18n)) & M
+    for (; i + 32 <= input.length; i += 32) for (let k = 0; k < 4; k++) v[k] = round(v[k]!, lane(i + k * 8))
+    acc = (rotl(v[0]!, 1n) + rotl(v[1]!, 7n) + rotl(v[2]!, 12n) + rotl(v[3]!, 18n)) & M
     for (const x of v) acc = (((acc ^ round(0n, x)) * P1) + P4) & M
   } else acc = P5
   acc = (acc + BigInt(input.length)) & M
@@ -66,7 +66,7 @@ function xxh64Reference(input: Uint8Array): bigint {
     acc = ((rotl(acc ^ ((BigInt(Buffer.from(input.subarray(i, i + 4)).readUInt32LE()) * P1) & M), 23n) * P2) + P3) & M
     i += 4
   }
-  for (; i < input.length; i++) acc = (rotl(acc ^ ((BigInt(input[i]) * P5) & M), 11n) * P1) & M
+  for (; i < input.length; i++) acc = (rotl(acc ^ ((BigInt(input[i]!) * P5) & M), 11n) * P1) & M
   acc = ((acc ^ (acc >> 33n)) * P2) & M
   acc = ((acc ^ (acc >> 29n)) * P3) & M
   return acc ^ (acc >> 32n)

@@ -53,14 +53,14 @@ export const highBit = (value: number) => 31 - Math.clz32(value)
 const LL_LOOKUP = new Uint8Array(64)
 const ML_LOOKUP = new Uint8Array(128)
 for (let code = 0; code < LL_BASELINE.length; code++) {
-  for (let v = LL_BASELINE[code]; v < LL_BASELINE[code] + (1 << LL_EXTRA[code]) && v < 64; v++) LL_LOOKUP[v] = code
+  for (let v = LL_BASELINE[code]!; v < LL_BASELINE[code]! + (1 << LL_EXTRA[code]!) && v < 64; v++) LL_LOOKUP[v] = code
 }
 for (let code = 0; code < ML_BASELINE.length; code++) {
-  for (let v = ML_BASELINE[code] - 3; v < ML_BASELINE[code] - 3 + (1 << ML_EXTRA[code]) && v < 128; v++) ML_LOOKUP[v] = code
+  for (let v = ML_BASELINE[code]! - 3; v < ML_BASELINE[code]! - 3 + (1 << ML_EXTRA[code]!) && v < 128; v++) ML_LOOKUP[v] = code
 }
 
-export const literalLengthCode = (length: number) => (length < 64 ? LL_LOOKUP[length] : highBit(length) + 19)
+export const literalLengthCode = (length: number) => (length < 64 ? LL_LOOKUP[length]! : highBit(length) + 19)
 export const matchLengthCode = (length: number) => {
   const base = length - 3
-  return base < 128 ? ML_LOOKUP[base] : highBit(base) + 36
+  return base < 128 ? ML_LOOKUP[base]! : highBit(base) + 36
 }

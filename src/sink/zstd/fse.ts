@@ -21,13 +21,13 @@ export function fseTable(distribution: ArrayLike<number>, log: number): FseTable
     if (distribution[s] === -1) {
       symbol[high--] = s
       next[s] = 1
-    } else next[s] = distribution[s]
+    } else next[s] = distribution[s]!
   }
   // The others are spread with a fixed step, which visits every cell once as size is a power of 2.
   const step = (size >>> 1) + (size >>> 3) + 3
   let position = 0
   for (let s = 0; s < distribution.length; s++) {
-    for (let i = 0; i < distribution[s]; i++) {
+    for (let i = 0; i < distribution[s]!; i++) {
       symbol[position] = s
       do position = (position + step) & mask
       while (position > high)
@@ -37,7 +37,9 @@ export function fseTable(distribution: ArrayLike<number>, log: number): FseTable
   const bits = new Uint8Array(size)
   const baseline = new Uint16Array(size)
   for (let u = 0; u < size; u++) {
-    const n = next[symbol[u]]++
+    const s = symbol[u]!
+    const n = next[s]!
+    next[s] = n + 1
     const b = log - (31 - Math.clz32(n))
     bits[u] = b
     baseline[u] = (n << b) - size
@@ -54,9 +56,9 @@ export function fseEncoding(table: FseTable, symbols: number): Int16Array {
   const size = 1 << table.log
   const into = new Int16Array(symbols * size).fill(-1)
   for (let u = 0; u < size; u++) {
-    const s = table.symbol[u]
-    const from = table.baseline[u]
-    for (let x = from; x < from + (1 << table.bits[u]); x++) into[s * size + x] = u
+    const s = table.symbol[u]!
+    const from = table.baseline[u]!
+    for (let x = from; x < from + (1 << table.bits[u]!); x++) into[s * size + x] = u
   }
   return into
 }

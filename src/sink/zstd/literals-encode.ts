@@ -17,7 +17,7 @@ export function encodeLiterals(literals: Uint8Array): Uint8Array {
     const header = rawHeader(1, n)
     const out = new Uint8Array(header.length + 1)
     out.set(header)
-    out[header.length] = literals[0]
+    out[header.length] = literals[0]!
     return out
   }
   const header = rawHeader(0, n)

@@ -37,7 +37,7 @@ export class MatchFinder {
   /** Positions in the buffer moved down by `by` (the writer dropped that many old bytes). */
   rebase(by: number): void {
     for (const table of [this.head, this.chain]) {
-      for (let i = 0; i < table.length; i++) table[i] = table[i] >= by ? table[i] - by : -1
+      for (let i = 0; i < table.length; i++) table[i] = table[i]! >= by ? table[i]! - by : -1
     }
   }
 
@@ -48,10 +48,10 @@ export class MatchFinder {
   parse(buf: Uint8Array, start: number, end: number, reps: Uint32Array): ParsedBlock {
     const { head, chain, mask, window } = this
     const hashAt = (p: number) =>
-      Math.imul(buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16) | (buf[p + 3] << 24), 0x9e3779b1) >>> (32 - HASH_LOG)
+      Math.imul(buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24), 0x9e3779b1) >>> (32 - HASH_LOG)
     const insert = (p: number) => {
       const h = hashAt(p)
-      chain[p & mask] = head[h]
+      chain[p & mask] = head[h]!
       head[h] = p
     }
     const extend = (from: number, at: number) => {
@@ -68,7 +68,7 @@ export class MatchFinder {
       let best = 0
       let bestOffset = 0
       for (let r = 0; r < 3; r++) {
-        const offset = reps[r]
+        const offset = reps[r]!
         const from = ip - offset
         if (from < 0 || offset >= window) continue
         if (buf[from] !== buf[ip] || buf[from + best] !== buf[ip + best]) continue
@@ -79,20 +79,20 @@ export class MatchFinder {
         }
       }
       const h = hashAt(ip)
-      let candidate = head[h]
+      let candidate = head[h]!
       for (let depth = SEARCH_DEPTH; candidate >= 0 && depth > 0 && ip - candidate < window; depth--) {
-        if (buf[candidate + best] === buf[ip + best] && buf[candidate] === buf[ip]) {
+        if (buf[candidate + best]! === buf[ip + best]! && buf[candidate]! === buf[ip]!) {
           const n = extend(candidate, ip)
           if (n > best) {
             best = n
             bestOffset = ip - candidate
           }
         }
-        const next = chain[candidate & mask]
+        const next = chain[candidate & mask]!
         if (next >= candidate) break
         candidate = next
       }
-      chain[ip & mask] = head[h]
+      chain[ip & mask] = head[h]!
       head[h] = ip
       if (best < MIN_MATCH) {
         // Far from the last match the data is likely incompressible: look at fewer positions.
@@ -134,21 +134,21 @@ export function codeOffset(offset: number, literalLength: number, reps: Uint32Ar
   } else {
     if (offset === reps[1]) code = 1
     else if (offset === reps[2]) code = 2
-    else if (offset === reps[0] - 1) code = 3
+    else if (offset === reps[0]! - 1) code = 3
   }
   if (code === 0) {
-    reps[2] = reps[1]
-    reps[1] = reps[0]
+    reps[2] = reps[1]!
+    reps[1] = reps[0]!
     reps[0] = offset
     return offset + 3
   }
   const slot = code - 1 + (literalLength === 0 ? 1 : 0)
   if (slot === 1) {
-    reps[1] = reps[0]
+    reps[1] = reps[0]!
     reps[0] = offset
   } else if (slot >= 2) {
-    reps[2] = reps[1]
-    reps[1] = reps[0]
+    reps[2] = reps[1]!
+    reps[1] = reps[0]!
     reps[0] = offset
   }
   return code

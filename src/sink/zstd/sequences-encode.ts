@@ -36,7 +36,7 @@ export interface Sequences {
 /** The first state of symbol s: any of its cells will do for the last sequence. */
 function firstState(c: Coder, s: number): number {
   for (let x = 0; x < c.size; x++) {
-    const u = c.encode[s * c.size + x]
+    const u = c.encode[s * c.size + x]!
     if (u >= 0) return u
   }
   throw new Error(`zstd: symbol ${s} has no cell`)
@@ -44,8 +44,8 @@ function firstState(c: Coder, s: number): number {
 
 /** Moves coder c to symbol s from state x (the state the decoder reaches next), writing the bits the decoder reads. */
 function step(c: Coder, s: number, x: number, out: BitWriter): number {
-  const u = c.encode[s * c.size + x]
-  out.add(x - c.table.baseline[u], c.table.bits[u])
+  const u = c.encode[s * c.size + x]!
+  out.add(x - c.table.baseline[u]!, c.table.bits[u]!)
   return u
 }
 
@@ -62,25 +62,25 @@ export function encodeSequences(seq: Sequences): Uint8Array {
   const mlCode = new Uint8Array(n)
   const ofCode = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
-    llCode[i] = literalLengthCode(seq.literalLength[i])
-    mlCode[i] = matchLengthCode(seq.matchLength[i])
-    ofCode[i] = highBit(seq.offsetValue[i])
+    llCode[i] = literalLengthCode(seq.literalLength[i]!)
+    mlCode[i] = matchLengthCode(seq.matchLength[i]!)
+    ofCode[i] = highBit(seq.offsetValue[i]!)
   }
   // The decoder reads, per sequence: offset, match and literal extra bits, then updates the
   // literal, match and offset states. Written here in reverse, from the last sequence.
   const extras = (i: number) => {
-    out.add(seq.literalLength[i] - LL_BASELINE[llCode[i]], LL_EXTRA[llCode[i]])
-    out.add(seq.matchLength[i] - ML_BASELINE[mlCode[i]], ML_EXTRA[mlCode[i]])
-    out.addWide(seq.offsetValue[i] - 2 ** ofCode[i], ofCode[i])
+    out.add(seq.literalLength[i]! - LL_BASELINE[llCode[i]!]!, LL_EXTRA[llCode[i]!]!)
+    out.add(seq.matchLength[i]! - ML_BASELINE[mlCode[i]!]!, ML_EXTRA[mlCode[i]!]!)
+    out.addWide(seq.offsetValue[i]! - 2 ** ofCode[i]!, ofCode[i]!)
   }
-  let ll = firstState(LL, llCode[n - 1])
-  let ml = firstState(ML, mlCode[n - 1])
-  let of = firstState(OF, ofCode[n - 1])
+  let ll = firstState(LL, llCode[n - 1]!)
+  let ml = firstState(ML, mlCode[n - 1]!)
+  let of = firstState(OF, ofCode[n - 1]!)
   extras(n - 1)
   for (let i = n - 2; i >= 0; i--) {
-    of = step(OF, ofCode[i], of, out)
-    ml = step(ML, mlCode[i], ml, out)
-    ll = step(LL, llCode[i], ll, out)
+    of = step(OF, ofCode[i]!, of, out)
+    ml = step(ML, mlCode[i]!, ml, out)
+    ll = step(LL, llCode[i]!, ll, out)
     extras(i)
   }
   out.add(ml, ML_DEFAULT_LOG)

@@ -43,7 +43,7 @@ function round(ah: number, al: number, lh: number, ll: number): void {
   mul(rh, rl, P1H, P1L)
 }
 
-const read32 = (b: Uint8Array, i: number) => (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)) >>> 0
+const read32 = (b: Uint8Array, i: number) => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0
 
 export class Xxh64 {
   // Four accumulators as (high, low) pairs: v[0..1] is v1, and so on.
@@ -70,7 +70,7 @@ export class Xxh64 {
   private consume(b: Uint8Array, i: number): void {
     const v = this.v
     for (let lane = 0; lane < 4; lane++, i += 8) {
-      round(v[lane * 2], v[lane * 2 + 1], read32(b, i + 4), read32(b, i))
+      round(v[lane * 2]!, v[lane * 2 + 1]!, read32(b, i + 4), read32(b, i))
       v[lane * 2] = rh
       v[lane * 2 + 1] = rl
     }
@@ -107,22 +107,22 @@ export class Xxh64 {
     let h: number
     let l: number
     if (this.total >= 32) {
-      rotl(v[0], v[1], 1)
+      rotl(v[0]!, v[1]!, 1)
       let sh = rh, sl = rl
-      rotl(v[2], v[3], 7)
+      rotl(v[2]!, v[3]!, 7)
       add(sh, sl, rh, rl)
       sh = rh
       sl = rl
-      rotl(v[4], v[5], 12)
+      rotl(v[4]!, v[5]!, 12)
       add(sh, sl, rh, rl)
       sh = rh
       sl = rl
-      rotl(v[6], v[7], 18)
+      rotl(v[6]!, v[7]!, 18)
       add(sh, sl, rh, rl)
       h = rh
       l = rl
       for (let lane = 0; lane < 4; lane++) {
-        round(0, 0, v[lane * 2], v[lane * 2 + 1])
+        round(0, 0, v[lane * 2]!, v[lane * 2 + 1]!)
         h = (h ^ rh) >>> 0
         l = (l ^ rl) >>> 0
         mul(h, l, P1H, P1L)
@@ -163,7 +163,7 @@ export class Xxh64 {
       i += 4
     }
     for (; i < n; i++) {
-      mul(0, b[i], P5H, P5L)
+      mul(0, b[i]!, P5H, P5L)
       h = (h ^ rh) >>> 0
       l = (l ^ rl) >>> 0
       rotl(h, l, 11)
