@@ -94,7 +94,10 @@ export class MatchFinder {
       }
       chain[ip & mask] = head[h]!
       head[h] = ip
-      if (best < MIN_MATCH) {
+      // A short match far back costs more bits (offset code, extra bits) than the Huffman-coded
+      // literals it replaces, so the further it reaches the longer it must be; repeats are cheap.
+      const repeat = bestOffset === reps[0] || bestOffset === reps[1] || bestOffset === reps[2]
+      if (best < MIN_MATCH || (!repeat && best < (bestOffset <= 1024 ? 4 : bestOffset <= 65536 ? 6 : 7))) {
         // Far from the last match the data is likely incompressible: look at fewer positions.
         ip += 1 + ((ip - anchor) >>> 8)
         continue
