@@ -64,43 +64,65 @@ export class MatchFinder {
     let anchor = start
     let ip = start
     const last = end - MIN_MATCH
-    while (ip <= last) {
-      let best = 0
-      let bestOffset = 0
+    // The longest match at p (repeat offsets first, then the chain), in best/bestOffset; inserts p.
+    let best = 0
+    let bestOffset = 0
+    // Positions up to here are in the chain already (a position inserted twice would link to itself).
+    let searched = start - 1
+    const search = (p: number) => {
+      searched = p
+      best = 0
+      bestOffset = 0
       for (let r = 0; r < 3; r++) {
         const offset = reps[r]!
-        const from = ip - offset
+        const from = p - offset
         if (from < 0 || offset >= window) continue
-        if (buf[from] !== buf[ip] || buf[from + best] !== buf[ip + best]) continue
-        const n = extend(from, ip)
+        if (buf[from] !== buf[p] || buf[from + best] !== buf[p + best]) continue
+        const n = extend(from, p)
         if (n > best) {
           best = n
           bestOffset = offset
         }
       }
-      const h = hashAt(ip)
+      const h = hashAt(p)
       let candidate = head[h]!
-      for (let depth = SEARCH_DEPTH; candidate >= 0 && depth > 0 && ip - candidate < window; depth--) {
-        if (buf[candidate + best]! === buf[ip + best]! && buf[candidate]! === buf[ip]!) {
-          const n = extend(candidate, ip)
+      for (let depth = SEARCH_DEPTH; candidate >= 0 && depth > 0 && p - candidate < window; depth--) {
+        if (buf[candidate + best]! === buf[p + best]! && buf[candidate]! === buf[p]!) {
+          const n = extend(candidate, p)
           if (n > best) {
             best = n
-            bestOffset = ip - candidate
+            bestOffset = p - candidate
           }
         }
         const next = chain[candidate & mask]!
         if (next >= candidate) break
         candidate = next
       }
-      chain[ip & mask] = head[h]!
-      head[h] = ip
+      chain[p & mask] = head[h]!
+      head[h] = p
       // A short match far back costs more bits (offset code, extra bits) than the Huffman-coded
       // literals it replaces, so the further it reaches the longer it must be; repeats are cheap.
       const repeat = bestOffset === reps[0] || bestOffset === reps[1] || bestOffset === reps[2]
-      if (best < MIN_MATCH || (!repeat && best < (bestOffset <= 1024 ? 4 : bestOffset <= 65536 ? 6 : 7))) {
+      if (best < MIN_MATCH || (!repeat && best < (bestOffset <= 1024 ? 4 : bestOffset <= 65536 ? 6 : 7))) best = 0
+    }
+    while (ip <= last) {
+      search(ip)
+      if (best === 0) {
         // Far from the last match the data is likely incompressible: look at fewer positions.
         ip += 1 + ((ip - anchor) >>> 8)
         continue
+      }
+      // Lazy step: a longer match one byte on is worth a literal.
+      while (ip + 1 <= last) {
+        const [length, offset] = [best, bestOffset]
+        search(ip + 1)
+        if (best > length + 1) {
+          ip++
+          continue
+        }
+        best = length
+        bestOffset = offset
+        break
       }
       const literalLength = ip - anchor
       this.literals.set(buf.subarray(anchor, ip), literalCount)
@@ -110,7 +132,7 @@ export class MatchFinder {
       this.offsetValue[count] = codeOffset(bestOffset, literalLength, reps)
       count++
       const stop = Math.min(ip + best, last + 1)
-      for (let p = ip + 1; p < stop; p++) insert(p)
+      for (let p = Math.max(ip + 1, searched + 1); p < stop; p++) insert(p)
       ip += best
       anchor = ip
     }
