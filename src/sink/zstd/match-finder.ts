@@ -15,7 +15,9 @@ export interface ParsedBlock {
 }
 
 export class MatchFinder {
-  private readonly head = new Int32Array(1 << HASH_LOG).fill(-1)
+  // Both tables hold position + 1, so 0 means none and a fresh (zeroed) table needs no fill: a
+  // writer per small object then costs no more than the memory the system hands over.
+  private readonly head = new Int32Array(1 << HASH_LOG)
   private readonly chain: Int32Array
   private readonly mask: number
   private readonly literals: Uint8Array
@@ -25,7 +27,7 @@ export class MatchFinder {
 
   /** window: a power of two, the largest offset used; blockMax: the largest block parsed. */
   constructor(private readonly window: number, blockMax: number) {
-    this.chain = new Int32Array(window).fill(-1)
+    this.chain = new Int32Array(window)
     this.mask = window - 1
     this.literals = new Uint8Array(blockMax)
     const most = (blockMax >>> 2) + 1
@@ -37,7 +39,7 @@ export class MatchFinder {
   /** Positions in the buffer moved down by `by` (the writer dropped that many old bytes). */
   rebase(by: number): void {
     for (const table of [this.head, this.chain]) {
-      for (let i = 0; i < table.length; i++) table[i] = table[i]! >= by ? table[i]! - by : -1
+      for (let i = 0; i < table.length; i++) table[i] = table[i]! > by ? table[i]! - by : 0
     }
   }
 
@@ -52,7 +54,7 @@ export class MatchFinder {
     const insert = (p: number) => {
       const h = hashAt(p)
       chain[p & mask] = head[h]!
-      head[h] = p
+      head[h] = p + 1
     }
     const extend = (from: number, at: number) => {
       let n = 0
@@ -85,7 +87,7 @@ export class MatchFinder {
         }
       }
       const h = hashAt(p)
-      let candidate = head[h]!
+      let candidate = head[h]! - 1
       for (let depth = SEARCH_DEPTH; candidate >= 0 && depth > 0 && p - candidate < window; depth--) {
         if (buf[candidate + best]! === buf[p + best]! && buf[candidate]! === buf[p]!) {
           const n = extend(candidate, p)
@@ -94,12 +96,12 @@ export class MatchFinder {
             bestOffset = p - candidate
           }
         }
-        const next = chain[candidate & mask]!
+        const next = chain[candidate & mask]! - 1
         if (next >= candidate) break
         candidate = next
       }
       chain[p & mask] = head[h]!
-      head[h] = p
+      head[h] = p + 1
       // A short match far back costs more bits (offset code, extra bits) than the Huffman-coded
       // literals it replaces, so the further it reaches the longer it must be; repeats are cheap.
       const repeat = bestOffset === reps[0] || bestOffset === reps[1] || bestOffset === reps[2]
