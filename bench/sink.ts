@@ -4,7 +4,9 @@
 // into a temporary directory with 60 s windows, and reports frames/s and stored bytes per frame.
 // FORMATS (default `legacy,jsonl,parquet`): which writers to time, one after another over the same
 // pushed frames, each by a fresh sink name: the legacy layout, or the hive layout's gzip JSONL or
-// Parquet with per-queue windows.
+// Parquet with per-queue windows; `jsonl+zstd` and `parquet+zstd` pick the zstd codec. A format may
+// be listed twice, to alternate variants on a noisy machine. Each line also gives the sink
+// process's CPU time per frame, steadier than frames/s when other work shares the cores.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -51,16 +53,19 @@ async function main() {
   console.log(`pushed ${FRAMES} frames in ${Date.now() - pushStarted} ms`)
   // Every frame must be below safeTime (5 s guard) and in a closed 60 s window before timing starts.
   await new Promise((r) => setTimeout(r, 66_000))
-  for (const format of (process.env.FORMATS ?? 'legacy,jsonl,parquet').split(',')) {
-    const store = directoryStore(join(tmp, format))
+  const formats = (process.env.FORMATS ?? 'legacy,jsonl,parquet').split(',')
+  for (const [index, format] of formats.entries()) {
+    const store = directoryStore(join(tmp, `${format}-${index}`))
+    const [kind, codec] = format.split('+') as ['legacy' | 'jsonl' | 'parquet', 'zstd' | undefined]
     const options = sinkOptions.parse({
-      sink: `bench-${format}`,
+      sink: `bench-${kind}-${codec ?? 'default'}-${index}`,
       queues: [queue],
       windowSeconds: 60,
-      ...(format === 'legacy' ? { layout: 'legacy' } : { format }),
+      ...(kind === 'legacy' ? { layout: 'legacy' } : { format: kind, ...(codec ? { compression: codec } : {}) }),
     })
     const engine = createSinkEngine(databaseSource(db, loadConfig({ LOG_LEVEL: 'silent' }, 'node'), ''), store, options)
     const started = performance.now()
+    const cpu = process.cpuUsage()
     let frames = 0
     let bytes = 0
     let objects = 0
@@ -72,8 +77,11 @@ async function main() {
       if (run!.caughtUp) break
     }
     const seconds = (performance.now() - started) / 1000
+    const used = process.cpuUsage(cpu)
     await engine.release()
-    console.log(JSON.stringify({ format, frames, objects, seconds: Number(seconds.toFixed(2)), framesPerSecond: Math.round(frames / seconds), storedBytesPerFrame: Number((bytes / frames).toFixed(1)) }))
+    const cpuMicrosPerFrame = Number(((used.user + used.system) / frames).toFixed(1))
+    const load = (await import('node:os')).loadavg()[0]!.toFixed(1)
+    console.log(JSON.stringify({ format, frames, objects, seconds: Number(seconds.toFixed(2)), framesPerSecond: Math.round(frames / seconds), cpuMicrosPerFrame, storedBytesPerFrame: Number((bytes / frames).toFixed(1)), load }))
   }
   await db.close()
   await embedded?.stop()

@@ -142,7 +142,7 @@ export const VARIABLES = {
   SINK_WINDOW_SECONDS: { schema: int(1, 86400), default: '60', meaning: 'archive window length; windows never straddle SINK_ALIGN' },
   SINK_LAYOUT: { schema: z.enum(['hive', 'legacy']), default: 'hive', meaning: 'hive: queue=/dt=/hour= keys query engines read as they are; legacy: the first per-partition gzip NDJSON layout (docs/sink.md)' },
   SINK_FORMAT: { schema: z.enum(['jsonl', 'parquet']), default: 'jsonl', meaning: 'hive layout: JSONL lines or Parquet (Snappy) rows' },
-  SINK_COMPRESSION: { schema: z.enum(['gzip', 'none']), default: 'gzip', meaning: 'hive layout, JSONL: gzip or none' },
+  SINK_COMPRESSION: { schema: z.enum(['gzip', 'zstd', 'none']), default: 'gzip', meaning: 'hive layout: JSONL gzip, zstd or none; Parquet pages zstd with zstd, else Snappy' },
   SINK_WINDOWS: { schema: z.enum(['queue', 'partition']), default: 'queue', meaning: 'hive layout: one object series per window for the queue, or per partition' },
   SINK_ALIGN: { schema: z.enum(['hour', 'day', 'none']), default: 'hour', meaning: 'hive layout: the boundary no window straddles (dt=/hour= come from the window start)' },
   SINK_MAX_FRAMES: { schema: int(1), default: '100000', meaning: 'frames per archive object part' },

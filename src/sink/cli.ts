@@ -18,7 +18,8 @@ const USAGE = `usage: npm run sink -- [verify] --queue Q [--queue Q2 ...] --to D
   --window-seconds N     window length (default 60)
   --layout hive|legacy   hive: queue=/dt=/hour= keys (default); legacy: the first per-partition layout
   --format jsonl|parquet hive layout: JSONL lines or Parquet rows (default jsonl)
-  --compression gzip|none  hive layout, JSONL: (default gzip; Parquet pages are Snappy)
+  --compression gzip|zstd|none  hive layout: JSONL's codec (default gzip); Parquet pages are
+                         zstd with zstd, Snappy otherwise
   --windows queue|partition  hive layout: one object series per window for the queue (default) or per partition
   --align hour|day|none  hive layout: the boundary no window straddles (default hour)
   --max-frames N         frames per object part (default 100000)

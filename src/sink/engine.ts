@@ -72,7 +72,7 @@ export interface SinkEngine {
 
 /** The format objects of the hive layout are written in. */
 export function lakeFormat(options: Pick<SinkOptions, 'format' | 'compression'>): LakeFormat {
-  return options.format === 'parquet' ? parquetFormat() : jsonlFormat(options.compression)
+  return options.format === 'parquet' ? parquetFormat(options.compression === 'zstd' ? 'zstd' : 'snappy') : jsonlFormat(options.compression)
 }
 
 const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0)

@@ -6,19 +6,26 @@
 //   ts              required int64 TIMESTAMP(MICROS, UTC), DELTA_BINARY_PACKED, min/max (prunes by time)
 //   payload         optional string: the payload as JSON text (json_extract reads it); null when empty
 // Everything that can move a byte is pinned here rather than taken from the library's defaults:
-// created_by, the footer's key/value pairs (constant for the object), Snappy pages, the row group
+// created_by, the footer's key/value pairs (constant for the object), the page codec (Snappy, or
+// zstd by the sink's own encoder, which hyparquet-writer takes as a compressor function), the row group
 // and page sizes, statistics per column. The library version is pinned in package.json and named in
 // each manifest's `writer`, because an upgrade may move bytes. Rows are buffered only up to one row
 // group; the encoded row groups accumulate in the object's buffer up to the part's size bound.
 import { parquetReadObjects } from 'hyparquet'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { LakeFormat, LakeRow, ObjectEncoder } from './lake-row.js'
+import { zstdCompress, zstdDecompress } from './zstd/index.js'
 
 const ROW_GROUP_ROWS = 100_000
 const PAGE_BYTES = 1024 * 1024
 const STATISTICS_TRUNCATE = 64
 const CREATED_BY = 'queen-edge'
-const WRITER = 'queen-edge parquet+snappy (hyparquet-writer 0.17.0)'
+const WRITER = { snappy: 'queen-edge parquet+snappy (hyparquet-writer 0.17.0)', zstd: 'queen-edge parquet+zstd (hyparquet-writer 0.17.0)' }
+/** Page codecs beyond the writer's built-in Snappy, for writing and for reading back. */
+const COMPRESSORS = { ZSTD: zstdCompress }
+const DECOMPRESSORS = { ZSTD: (input: Uint8Array) => zstdDecompress(input) }
+
+export type ParquetCodec = 'snappy' | 'zstd'
 
 const SCHEMA = [
   { name: 'queen_record', num_children: 5 },
@@ -42,18 +49,19 @@ function isoOfMicros(value: bigint): string {
   return `${new Date(Number(ms)).toISOString().slice(0, 19)}.${String(value % 1_000_000n).padStart(6, '0')}Z`
 }
 
-export function parquetFormat(): LakeFormat {
+export function parquetFormat(codec: ParquetCodec = 'snappy'): LakeFormat {
   return {
     extension: 'parquet',
     contentType: 'application/vnd.apache.parquet',
-    compression: 'snappy',
-    writer: WRITER,
+    compression: codec,
+    writer: WRITER[codec],
     encoder(meta): ObjectEncoder {
       const writer = new ByteWriter()
       const file = new ParquetWriter({
         writer,
         schema: SCHEMA as never,
-        codec: 'SNAPPY',
+        codec: codec === 'zstd' ? 'ZSTD' : 'SNAPPY',
+        compressors: COMPRESSORS,
         statistics: true,
         statisticsTruncateLength: STATISTICS_TRUNCATE,
         createdBy: CREATED_BY,
@@ -116,7 +124,7 @@ export function parquetFormat(): LakeFormat {
     },
     async decode(bytes) {
       const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-      const records = await parquetReadObjects({ file: buffer, parsers: { timestampFromMicroseconds: (v: bigint | number) => BigInt(v) as never } })
+      const records = await parquetReadObjects({ file: buffer, compressors: DECOMPRESSORS, parsers: { timestampFromMicroseconds: (v: bigint | number) => BigInt(v) as never } })
       return records.map((r) => ({
         partition: String(r.partition),
         offset: Number(r.offset),

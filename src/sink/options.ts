@@ -14,8 +14,8 @@ export const sinkOptions = z.object({
   layout: z.enum(['hive', 'legacy']).default('hive'),
   /** hive layout only: JSONL lines or Parquet rows, the same five fields (docs/sink.md). */
   format: z.enum(['jsonl', 'parquet']).default('jsonl'),
-  /** hive layout, JSONL only: gzip or none (Parquet pages are always Snappy). */
-  compression: z.enum(['gzip', 'none']).default('gzip'),
+  /** hive layout: JSONL gzip, zstd or none; Parquet pages are zstd with `zstd`, Snappy otherwise. */
+  compression: z.enum(['gzip', 'zstd', 'none']).default('gzip'),
   /** hive layout only: one object series per window for the whole queue, or one per partition. */
   windows: z.enum(['queue', 'partition']).default('queue'),
   /** hive layout only: the boundary no window straddles, and what dt=/hour= are taken from. */

@@ -151,7 +151,7 @@ export async function verifyArchive(source: SinkSource, store: ObjectStore, args
       expected.set(gap.partition, Math.max(at, gap.toOffset + 1))
     }
     const lake = lakeManifests.get(manifest.windowEnd)
-    const format = lake ? (lake.format === 'parquet' ? parquetFormat() : jsonlFormat(lake.compression === 'gzip' ? 'gzip' : 'none')) : null
+    const format = lake ? (lake.format === 'parquet' ? parquetFormat(lake.compression === 'zstd' ? 'zstd' : 'snappy') : jsonlFormat(jsonlCompression(lake.compression))) : null
     for (const object of manifest.objects) {
       report.objects++
       const stored = await store.get(object.key)
@@ -215,4 +215,9 @@ export async function verifyArchive(source: SinkSource, store: ObjectStore, args
   }
   report.ok = report.problems.length === 0
   return report
+}
+
+/** The JSONL codec a manifest names; anything else was written plain. */
+function jsonlCompression(named: string): 'gzip' | 'zstd' | 'none' {
+  return named === 'gzip' || named === 'zstd' ? named : 'none'
 }

@@ -7,7 +7,8 @@
 // frames over 6 s and 3 kills per format. At the end the committed archive must hold every frame exactly once, in
 // offset order per partition, with no gap (so retention never deleted a frame before the archive
 // had it: the sink would have found it missing and recorded a gap), each payload as pushed, and
-// `npm run sink -- verify` must pass.
+// `npm run sink -- verify` must pass. SINK_CHAOS_FORMATS picks other variants, e.g.
+// `jsonl+zstd,parquet+zstd` for the zstd codec.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,7 +27,7 @@ const PUSH_MS = FULL ? 90_000 : 6_000
 const KILLS = FULL ? 10 : 3
 const PARTITIONS = 16
 const BATCH = 50
-const FORMATS = ['parquet', 'jsonl'] as const
+const FORMATS = (process.env.SINK_CHAOS_FORMATS ?? 'parquet,jsonl').split(',')
 const root = new URL('../..', import.meta.url)
 
 let app: TestApp
@@ -45,14 +46,16 @@ afterAll(async () => {
   if (root_) rmSync(root_, { recursive: true, force: true })
 })
 
-describe.each(FORMATS)('the sink writing %s', (format) => {
-  const QUEUE = `archived-${format}`
-  const SINK = `lake-${format}`
-  const dir = () => join(root_, format)
+describe.each(FORMATS)('the sink writing %s', (variant) => {
+  const [format, codec] = variant.split('+') as ['parquet' | 'jsonl', 'zstd' | undefined]
+  const name = variant.replace('+', '-')
+  const QUEUE = `archived-${name}`
+  const SINK = `lake-${name}`
+  const dir = () => join(root_, name)
   const sinkArgs = (extra: string[] = []) => ['--import', 'tsx', 'src/sink/cli.ts', ...extra, '--queue', QUEUE, '--to', dir(), '--name', SINK]
 
   function startSink(): ChildProcess {
-    const c = spawn(process.execPath, sinkArgs(['--format', format, '--window-seconds', '1', '--lease-seconds', '2', '--poll-ms', '200', '--max-frames', '400']), {
+    const c = spawn(process.execPath, sinkArgs(['--format', format, ...(codec ? ['--compression', codec] : []), '--window-seconds', '1', '--lease-seconds', '2', '--poll-ms', '200', '--max-frames', '400']), {
       cwd: root,
       env: { ...process.env, DATABASE_URL: app.database.url, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -141,7 +144,7 @@ describe.each(FORMATS)('the sink writing %s', (format) => {
 
     const archive = await readArchive(directoryStore(dir()), { sink: SINK, queue: QUEUE, pointer: await pointer() })
     // One object series per window for the queue: never more objects than windows times parts.
-    expect(archive.objects.every((key) => key.startsWith(`queue=${QUEUE}/dt=`) && key.endsWith(format === 'parquet' ? '.parquet' : '.jsonl.gz'))).toBe(true)
+    expect(archive.objects.every((key) => key.startsWith(`queue=${QUEUE}/dt=`) && key.endsWith(format === 'parquet' ? '.parquet' : codec === 'zstd' ? '.jsonl.zst' : '.jsonl.gz'))).toBe(true)
     expect(archive.gaps).toEqual([])
     expect(archive.partitions.size).toBe(PARTITIONS)
     for (const [partition, payloads] of sent) {

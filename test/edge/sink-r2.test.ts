@@ -24,7 +24,7 @@ let database: TestDatabase
 let bridge: WsBridge
 let mf: Miniflare
 let legacyMf: Miniflare
-let lakeMf: Miniflare
+const lakes: Miniflare[] = []
 let worker: (bindings: Record<string, string>) => Miniflare
 let db: Database
 let output = ''
@@ -54,7 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await legacyMf?.dispose()
-  await lakeMf?.dispose()
+  for (const lake of lakes) await lake.dispose()
   await db?.close()
   await bridge?.close()
   await database?.drop()
@@ -101,12 +101,24 @@ it('archives a live queue into the R2 binding from scheduled(), and verify passe
 })
 
 it('archives a queue as Parquet under the hive layout from scheduled(), one object series per window for the queue', { timeout: 90_000 }, async () => {
-  lakeMf = worker({ SINK_QUEUES: 'edge.lake', SINK_NAME: 'r2parquet', SINK_FORMAT: 'parquet' })
+  await archiveLake('edge.lake', 'r2parquet', { SINK_FORMAT: 'parquet' }, '.parquet')
+})
+
+it('archives zstd JSONL and Parquet with zstd pages from scheduled(): the own encoder runs in workerd', { timeout: 120_000 }, async () => {
+  const jsonl = await archiveLake('edge.zjsonl', 'r2zjsonl', { SINK_COMPRESSION: 'zstd' }, '.jsonl.zst')
+  const parquet = await archiveLake('edge.zparquet', 'r2zparquet', { SINK_FORMAT: 'parquet', SINK_COMPRESSION: 'zstd' }, '.parquet')
+  for (const archive of [jsonl, parquet]) expect(archive.chain.every((m) => (m as { compression?: string }).compression === 'zstd')).toBe(true)
+})
+
+/** Pushes 60 frames over 4 partitions, runs scheduled() until the sink has them, and reads the lake back from R2. */
+async function archiveLake(queue: string, sink: string, bindings: Record<string, string>, extension: string) {
+  const lakeMf = worker({ SINK_QUEUES: queue, SINK_NAME: sink, ...bindings })
+  lakes.push(lakeMf)
   await lakeMf.ready
   const source = databaseSource(db, loadConfig({ LOG_LEVEL: 'silent' }, 'node'), '')
   const sent = new Map<string, unknown[]>()
   for (let round = 0; round < 3; round++) {
-    const items = Array.from({ length: 20 }, (_, i) => ({ queue: 'edge.lake', partition: `p${i % 4}`, payload: { round, i } }))
+    const items = Array.from({ length: 20 }, (_, i) => ({ queue: queue, partition: `p${i % 4}`, payload: { round, i } }))
     for (const item of items) sent.set(item.partition, [...(sent.get(item.partition) ?? []), item.payload])
     const res = await lakeMf.dispatchFetch('http://edge.test/api/v1/push', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) })
     expect(res.status).toBe(201)
@@ -114,7 +126,8 @@ it('archives a queue as Parquet under the hive layout from scheduled(), one obje
     await sleep(400)
   }
   const [{ last }] = (await database.sql<{ last: Date }>(
-    `select max(s.created_at) as last from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = 'edge.lake'`,
+    `select max(s.created_at) as last from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1`,
+    [queue],
   )) as [{ last: Date }]
   const scheduled = await lakeMf.getWorker()
   const deadline = Date.now() + 30_000
@@ -124,17 +137,18 @@ it('archives a queue as Parquet under the hive layout from scheduled(), one obje
     await sleep(500)
     await scheduled.scheduled({ cron: '* * * * *' })
     await sleep(300)
-    pointer = await source.readPointer('r2parquet', 'edge.lake')
+    pointer = await source.readPointer(sink, queue)
   }
   const store = r2Store((await lakeMf.getR2Bucket('SINK_BUCKET')) as unknown as R2BucketLike)
-  const archive = await readArchive(store, { prefix: 'archive', sink: 'r2parquet', queue: 'edge.lake', pointer })
+  const archive = await readArchive(store, { prefix: 'archive', sink: sink, queue: queue, pointer })
   for (const [partition, payloads] of sent) {
     expect(archive.partitions.get(partition)!.map((l) => l.offset)).toEqual(payloads.map((_, i) => i))
     expect(archive.partitions.get(partition)!.map((l) => l.payload)).toEqual(payloads)
   }
   expect(archive.objects.length).toBeGreaterThan(0)
-  expect(archive.objects.every((key) => /^archive\/queue=edge\.lake\/dt=[\d-]+\/hour=\d\d\/w-\d{16}-\d{16}-\d{4}\.parquet$/.test(key))).toBe(true)
-  const report = await verifyArchive(source, store, { sink: 'r2parquet', queue: 'edge.lake', prefix: 'archive' })
+  expect(archive.objects.every((key) => key.startsWith(`archive/queue=${queue}/dt=`) && /\/hour=\d\d\/w-\d{16}-\d{16}-\d{4}\./.test(key) && key.endsWith(extension))).toBe(true)
+  const report = await verifyArchive(source, store, { sink: sink, queue: queue, prefix: 'archive' })
   expect(report).toMatchObject({ ok: true, frames: 60, problems: [] })
   expect(output).not.toMatch(/sink failed|sink not run/)
-})
+  return archive
+}

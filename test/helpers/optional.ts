@@ -78,3 +78,10 @@ export const debianPostgres15: OptionalComponent = {
   apt: 'postgresql-15 postgresql-15-plpgsql-check',
   missing: () => unavailableReason(process.env.QUEEN_PG15_BIN ?? DEFAULT_BIN_DIR),
 }
+
+/** The reference zstd command line, a second independent reader of the sink's own zstd frames. */
+export const zstdBinary: OptionalComponent = {
+  name: 'zstd',
+  apt: 'zstd',
+  missing: () => (spawnSync('sh', ['-c', 'command -v zstd'], { stdio: 'ignore' }).status === 0 ? null : 'no zstd binary on PATH'),
+}

@@ -1,8 +1,9 @@
 // Helpers for the archive sink's tests: a database whose safeTime has no guard (so windows close
 // within a second of a push, and a wrong order shows at once instead of hiding behind 5 s), and an
 // archive reader written independently of src/sink/verify.ts, which is itself under test (it reads
-// Parquet with hyparquet's reader, not the sink's own decode).
+// Parquet with hyparquet's reader, and zstd with fzstd, not the sink's own decoders).
 import { gunzipSync } from 'node:zlib'
+import { decompress as unzstd } from 'fzstd'
 import { parquetReadObjects } from 'hyparquet'
 import { hiveLayout } from '../../src/sink/layout-hive.js'
 import { layout } from '../../src/sink/layout.js'
@@ -31,14 +32,14 @@ type AnyManifest = (Manifest | LakeManifest) & { objects: { key: string; partiti
 async function lakeRows(key: string, bytes: Buffer): Promise<(ArchivedLine & { partition: string })[]> {
   if (key.endsWith('.parquet')) {
     const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-    const rows = await parquetReadObjects({ file, parsers: { timestampFromMicroseconds: (v: bigint | number) => BigInt(v) as never } })
+    const rows = await parquetReadObjects({ file, compressors: { ZSTD: (input: Uint8Array) => unzstd(input) }, parsers: { timestampFromMicroseconds: (v: bigint | number) => BigInt(v) as never } })
     return rows.map((r) => {
       const us = r.ts as bigint
       const createdAt = `${new Date(Number(us / 1000n)).toISOString().slice(0, 19)}.${String(us % 1_000_000n).padStart(6, '0')}Z`
       return { partition: String(r.partition), offset: Number(r.offset), transactionId: String(r.transaction_id), createdAt, payload: r.payload === null ? null : JSON.parse(String(r.payload)) }
     })
   }
-  const text = (key.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8')
+  const text = (key.endsWith('.gz') ? gunzipSync(bytes) : key.endsWith('.zst') ? Buffer.from(unzstd(bytes)) : bytes).toString('utf8')
   return text
     .split('\n')
     .filter(Boolean)

@@ -1,5 +1,5 @@
-// The sink as a data lake: a queue of 50 partitions archived in the hive layout, once as Parquet and
-// once as gzip JSONL, and then queried with DuckDB exactly as a data team would (its npm package,
+// The sink as a data lake: a queue of 50 partitions archived in the hive layout as Parquet (Snappy
+// and zstd pages) and as JSONL (gzip and zstd, the zstd by the sink's own encoder), and then queried with DuckDB exactly as a data team would (its npm package,
 // read_parquet / read_json_auto with hive_partitioning over queue=*/dt=*/hour=*): the row count,
 // each partition's highest offset and a payload field match the broker's own numbers, and the
 // Hive levels come back as columns. Also: a window rewritten from an older pointer is
@@ -30,7 +30,14 @@ const scratch = () => {
   dirs.push(dir)
   return dir
 }
-const dirOf = { parquet: '', jsonl: '' }
+/** The four archives of one queue: sink name, options, DuckDB reader and glob of each. */
+const VARIANTS = [
+  { name: 'parquet', sink: 'pq', options: { format: 'parquet', maxFrames: 250 }, reader: 'read_parquet', glob: '*.parquet' },
+  { name: 'jsonl', sink: 'js', options: { format: 'jsonl' }, reader: 'read_json_auto', glob: '*.jsonl.gz' },
+  { name: 'parquet+zstd', sink: 'pz', options: { format: 'parquet', compression: 'zstd', maxFrames: 250 }, reader: 'read_parquet', glob: '*.parquet' },
+  { name: 'jsonl+zstd', sink: 'jz', options: { format: 'jsonl', compression: 'zstd' }, reader: 'read_json_auto', glob: '*.jsonl.zst' },
+] as const
+const dirOf: Record<(typeof VARIANTS)[number]['name'], string> = { parquet: '', jsonl: '', 'parquet+zstd': '', 'jsonl+zstd': '' }
 
 beforeAll(async () => {
   app = await testApp({ database: await sinkDatabase() })
@@ -76,6 +83,7 @@ async function brokerLastOffsets(queue: string): Promise<Record<string, number>>
   return Object.fromEntries((res.body.entries[0].partitions as { name: string; lastOffset: number }[]).map((p) => [p.name, p.lastOffset]))
 }
 
+type Archive = Awaited<ReturnType<typeof readArchive>>
 const rows = async (sql: string) => (await duck.runAndReadAll(sql)).getRowObjectsJS() as Record<string, unknown>[]
 
 function run(sink: string, dir: string, input: Partial<SinkOptionsInput>) {
@@ -86,7 +94,7 @@ describe('the sink as a data lake', () => {
   let amountSum = 0
   let pushed = 0
 
-  it('archives 50 partitions as Parquet and as JSONL in the hive layout', { timeout: 90_000 }, async () => {
+  it('archives 50 partitions as Parquet and as JSONL in the hive layout', { timeout: 120_000 }, async () => {
     for (let round = 0; round < 3; round++) {
       const items = Array.from({ length: 200 }, (_, i) => {
         const amount = round * 1000 + i
@@ -98,14 +106,14 @@ describe('the sink as a data lake', () => {
       await sleep(300)
     }
     const last = await lastCreatedAt(QUEUE)
-    dirOf.parquet = scratch()
-    dirOf.jsonl = scratch()
-    await archiveUntil(run('pq', dirOf.parquet, { format: 'parquet', maxFrames: 250 }), 'pq', QUEUE, last)
-    await archiveUntil(run('js', dirOf.jsonl, { format: 'jsonl' }), 'js', QUEUE, last)
+    for (const variant of VARIANTS) {
+      dirOf[variant.name] = scratch()
+      await archiveUntil(run(variant.sink, dirOf[variant.name], variant.options), variant.sink, QUEUE, last)
+    }
 
-    const parquet = await readArchive(directoryStore(dirOf.parquet), { sink: 'pq', queue: QUEUE, pointer: await pointer('pq') })
-    const jsonl = await readArchive(directoryStore(dirOf.jsonl), { sink: 'js', queue: QUEUE, pointer: await pointer('js') })
-    for (const archive of [parquet, jsonl]) {
+    const archives = await Promise.all(VARIANTS.map(async (v) => readArchive(directoryStore(dirOf[v.name]), { sink: v.sink, queue: QUEUE, pointer: await pointer(v.sink) })))
+    const [parquet, jsonl, parquetZstd, jsonlZstd] = archives as [Archive, Archive, Archive, Archive]
+    for (const archive of archives) {
       expect(archive.partitions.size).toBe(PARTITIONS)
       for (const lines of archive.partitions.values()) expect(lines.map((l) => l.offset)).toEqual(lines.map((_, i) => i))
       expect(archive.gaps).toEqual([])
@@ -115,13 +123,19 @@ describe('the sink as a data lake', () => {
     expect(parquet.chain.flatMap((m) => m.objects).every((o) => o.count <= 250)).toBe(true)
     expect(parquet.objects.length).toBeLessThan(20)
     expect(jsonl.objects.every((k) => /^queue=lake\.orders\/dt=[\d-]+\/hour=\d\d\/w-\d{16}-\d{16}-0000\.jsonl\.gz$/.test(k))).toBe(true)
+    expect(jsonlZstd.objects.every((k) => /^queue=lake\.orders\/dt=[\d-]+\/hour=\d\d\/w-\d{16}-\d{16}-0000\.jsonl\.zst$/.test(k))).toBe(true)
+    expect(parquetZstd.objects).toEqual(parquet.objects)
+    expect(parquetZstd.chain.map((m) => (m as { compression?: string }).compression)).toContain('zstd')
+    // The zstd archive's pages are zstd, and DuckDB's reading of them is checked below.
+    const codecs = await rows(`select distinct compression from parquet_metadata('${dirOf['parquet+zstd']}/queue=*/dt=*/hour=*/*.parquet')`)
+    expect(codecs.map((r) => r.compression)).toEqual(['ZSTD'])
     // Sidecars under _queen/, beside (not inside) the queue=... levels.
     expect(readdirSync(join(dirOf.parquet, '_queen', 'queue=lake.orders')).sort()).toEqual(['checkpoint', 'windows'])
     const kv = await app.json('GET', pointerPath('pq', QUEUE))
     expect(kv.body).toMatchObject({ found: true, value: { windowEnd: await pointer('pq') } })
 
-    for (const [sink, dir] of [['pq', dirOf.parquet], ['js', dirOf.jsonl]] as const) {
-      const report = await verifyArchive(source(), directoryStore(dir), { sink, queue: QUEUE, prefix: '' })
+    for (const { sink, name } of VARIANTS) {
+      const report = await verifyArchive(source(), directoryStore(dirOf[name]), { sink, queue: QUEUE, prefix: '' })
       expect(report, JSON.stringify(report.problems)).toMatchObject({ ok: true, frames: pushed, compared: pushed, problems: [] })
     }
   })
@@ -129,12 +143,10 @@ describe('the sink as a data lake', () => {
   it('answers DuckDB with the broker numbers, the Hive levels as columns', async () => {
     const broker = await brokerLastOffsets(QUEUE)
     expect(Object.keys(broker)).toHaveLength(PARTITIONS)
-    const queries = {
-      parquet: `read_parquet('${dirOf.parquet}/queue=*/dt=*/hour=*/*.parquet', hive_partitioning = true)`,
-      jsonl: `read_json_auto('${dirOf.jsonl}/queue=*/dt=*/hour=*/*.jsonl.gz', hive_partitioning = true)`,
-    }
-    for (const [format, from] of Object.entries(queries)) {
-      const amount = format === 'parquet' ? `json_extract(payload, '$.amount')::bigint` : `payload.amount`
+    for (const { name: format, reader, glob } of VARIANTS) {
+      const from = `${reader}('${dirOf[format]}/queue=*/dt=*/hour=*/${glob}', hive_partitioning = true)`
+      const parquet = reader === 'read_parquet'
+      const amount = parquet ? `json_extract(payload, '$.amount')::bigint` : `payload.amount`
       const [total] = await rows(`select count(*)::int as n, sum(${amount})::bigint as amount, count(distinct queue)::int as queues, min(queue) as queue, min(dt)::varchar as dt, min(hour)::int as hour from ${from}`)
       const today = new Date().toISOString().slice(0, 10)
       expect(total, format).toMatchObject({ n: pushed, amount: BigInt(amountSum), queues: 1, queue: QUEUE })
@@ -147,13 +159,14 @@ describe('the sink as a data lake', () => {
       const [dupes] = await rows(`select count(*)::int as n from (select partition, "offset", ts from ${from} group by all having count(*) > 1)`)
       expect(dupes!.n).toBe(0)
       // A payload field, and the raw line break of a string value kept escaped.
-      const [one] = await rows(`select ${format === 'parquet' ? `json_extract_string(payload, '$.note')` : 'payload.note'} as note from ${from} where partition = 'customer-07' and "offset" = 0`)
+      const [one] = await rows(`select ${parquet ? `json_extract_string(payload, '$.note')` : 'payload.note'} as note from ${from} where partition = 'customer-07' and "offset" = 0`)
       expect(one!.note).toBe('line\nbreak')
     }
   })
 
-  it('rewrites a window byte for byte from an older pointer, in both formats', { timeout: 60_000 }, async () => {
-    for (const [sink, dir, format] of [['pq', dirOf.parquet, 'parquet'], ['js', dirOf.jsonl, 'jsonl']] as const) {
+  it('rewrites a window byte for byte from an older pointer, in both formats', { timeout: 120_000 }, async () => {
+    for (const { sink, name, options } of VARIANTS) {
+      const dir = dirOf[name]
       const store = directoryStore(dir)
       const before = new Map<string, string>()
       for (const key of await store.list('queue=')) before.set(key, Buffer.from((await store.get(key))!).toString('base64'))
@@ -161,7 +174,7 @@ describe('the sink as a data lake', () => {
       const chain = (await readArchive(store, { sink, queue: QUEUE, pointer: at })).chain
       const rewind = chain.find((m) => m.objects.length > 0)!.windowEnd
       await putPointerValue(app, pointerKey(sink, QUEUE), { windowEnd: rewind })
-      await archiveUntil(run(sink, dir, { format, ...(format === 'parquet' ? { maxFrames: 250 } : {}) }), sink, QUEUE, await lastCreatedAt(QUEUE))
+      await archiveUntil(run(sink, dir, options), sink, QUEUE, await lastCreatedAt(QUEUE))
       const after = new Map<string, string>()
       for (const key of await store.list('queue=')) after.set(key, Buffer.from((await store.get(key))!).toString('base64'))
       expect(after).toEqual(before)
