@@ -1,11 +1,11 @@
 // The JSONL format of the hive layout: one line per row, the five fields always in this order and
 // spelling, plain, gzip (web streams, so Node and workerd compress alike; the sha256 of the
 // manifest is over the stored bytes, which one zlib build always produces the same way) or zstd
-// (the sink's own encoder, src/sink/zstd/: the same bytes on every runtime, and streamed, so a part
+// (the sink's own encoder, src/zstd/: the same bytes on every runtime, and streamed, so a part
 // holds its compressed blocks and one window of history, not its lines).
 import { gunzip, gzip, utf8 } from './codec.js'
 import type { LakeFormat, LakeRow, ObjectEncoder } from './lake-row.js'
-import { ZstdWriter, zstdDecompress } from './zstd/index.js'
+import { ZstdWriter, zstdDecompress } from '../zstd/index.js'
 
 export type JsonlCompression = 'gzip' | 'zstd' | 'none'
 

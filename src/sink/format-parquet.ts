@@ -14,7 +14,7 @@
 import { parquetReadObjects } from 'hyparquet'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { LakeFormat, LakeRow, ObjectEncoder } from './lake-row.js'
-import { zstdCompress, zstdDecompress } from './zstd/index.js'
+import { zstdCompress, zstdDecompress } from '../zstd/index.js'
 
 const ROW_GROUP_ROWS = 100_000
 const PAGE_BYTES = 1024 * 1024

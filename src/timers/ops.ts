@@ -1,6 +1,6 @@
 // Timer operations as Queen 1.6's SDKs send them (docs/timers.md), checked and encoded for the
-// procedures: the base64 payload decoded into the message body the fire will push, encrypted at
-// schedule when the destination queue encrypts. Everything that would change the outcome and is
+// procedures: the base64 payload decoded (and zstd-decompressed when `payloadZstd`) into the message
+// body the fire will push, encrypted at schedule when the destination queue encrypts. Everything that would change the outcome and is
 // not implemented is refused by name, never dropped.
 import type { Context } from 'hono'
 import { DbError } from '../db/errors.js'
@@ -11,6 +11,7 @@ import { wellFormed } from '../http/storable-json.js'
 import type { AppEnv } from '../http/env.js'
 import type { QueueFlag } from '../messages/encryption-flags.js'
 import { NAME_MAX } from '../names.js'
+import { ZstdTooLarge, zstdDecompress } from '../zstd/index.js'
 
 /** Operations one call may carry, and the longest delay a schedule may ask for (90 days). */
 export const TIMER_MAX_OPS = 256
@@ -59,6 +60,21 @@ function decodeBase64(where: string, text: unknown): Uint8Array {
   return bytes
 }
 
+function decompress(where: string, frame: Uint8Array, maxPayloadBytes: number): Uint8Array {
+  try {
+    return zstdDecompress(frame, maxPayloadBytes)
+  } catch (error) {
+    if (error instanceof ZstdTooLarge) throw new HttpError(413, 'payload_too_large', `${where}.payload decompresses to more than ${maxPayloadBytes} bytes`)
+    throw bad(`${where}.payload is not a zstd frame this broker can read (payloadZstd is true): ${(error as Error).message}`)
+  }
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = ''
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  return btoa(binary)
+}
+
 /** Checks one operation; `where` names it in refusals (`operations[2]`, `timers[0]`). */
 export function checkTimerOp(raw: unknown, where: string, maxPayloadBytes: number): Checked {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad(`${where} must be an object`)
@@ -74,18 +90,20 @@ export function checkTimerOp(raw: unknown, where: string, maxPayloadBytes: numbe
     if (op.txn !== undefined && typeof op.txn !== 'string') throw bad(`${where}.txn must be a string`)
     return { op: 'cancel', queue, timerKey, ...(typeof op.txn === 'string' ? { txn: op.txn } : {}) }
   }
-  if (op.payloadZstd !== undefined && op.payloadZstd !== false) {
-    throw bad(`${where}.payloadZstd: zstd-compressed timer payloads are not supported by this broker; send the payload uncompressed`)
-  }
+  if (op.payloadZstd !== undefined && typeof op.payloadZstd !== 'boolean') throw bad(`${where}.payloadZstd must be a boolean`)
   if (typeof op.delayMs !== 'number' || !Number.isInteger(op.delayMs)) throw bad(`${where}.delayMs must be an integer number of milliseconds`)
   const txn = name(where, 'txn', op.txn, NAME_MAX)
   const partition = op.partition === undefined || op.partition === null ? 'Default' : name(where, 'partition', op.partition, NAME_MAX)
   if (op.payload === undefined) throw bad(`${where}.payload is required`)
-  const bytes = decodeBase64(where, op.payload)
-  if (bytes.length > maxPayloadBytes) {
-    throw new HttpError(413, 'payload_too_large', `${where}.payload is ${bytes.length} bytes decoded (limit ${maxPayloadBytes})`)
+  const sent = decodeBase64(where, op.payload)
+  if (sent.length > maxPayloadBytes) {
+    throw new HttpError(413, 'payload_too_large', `${where}.payload is ${sent.length} bytes decoded (limit ${maxPayloadBytes})`)
   }
-  return { op: op.op, queue, timerKey, partition, delayMs: op.delayMs, txn, payload: op.payload as string, bytes }
+  if (op.payloadZstd !== true) return { op: op.op, queue, timerKey, partition, delayMs: op.delayMs, txn, payload: op.payload as string, bytes: sent }
+  // Decompressed here rather than at the fire, so a frame no decoder can read is the client's 400
+  // now, not a timer that fails later; the stored timer holds the plain payload.
+  const bytes = decompress(where, sent, maxPayloadBytes)
+  return { op: op.op, queue, timerKey, partition, delayMs: op.delayMs, txn, payload: toBase64(bytes), bytes }
 }
 
 /** Checks a batch: at most TIMER_MAX_OPS, and no (queue, timerKey) twice. */

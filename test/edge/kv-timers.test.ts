@@ -3,6 +3,7 @@
 // a timer reaching a consumer parked on its queue although Workers run the lanes once a minute (the
 // pop fires its queue's due timers), and through scheduled() for a queue nobody is reading.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { zstdCompress } from '../../src/zstd/index.js'
 import { startEdgeStack, type EdgeStack, type EdgeWorker } from './edge-stack.js'
 
 let stack: EdgeStack
@@ -90,5 +91,15 @@ describe('timers in workerd', () => {
     expect((await call('DELETE', '/api/v1/timers/edge.idle/later?txn=idle-2')).body).toEqual({ ok: true, status: 'cancelled', queue: 'edge.idle', timerKey: 'later', txn: 'idle-2' })
     const popped = await call('GET', '/api/v1/pop/queue/edge.idle?batch=10')
     expect(popped.body.messages.map((m: { data: unknown }) => m.data)).toEqual(['late'])
+  })
+
+  it('decompresses a payload sent with payloadZstd in workerd, and refuses one that is not a zstd frame', async () => {
+    const frame = Buffer.from(zstdCompress(Buffer.from(JSON.stringify({ packed: 'x'.repeat(500) })))).toString('base64')
+    const ok = await call('POST', '/api/v1/timers', { operations: [{ op: 'schedule', queue: 'edge.zstd', timerKey: 'z', delayMs: 0, txn: 'zstd-1', payloadZstd: true, payload: frame }] })
+    expect(ok.body.results[0]).toMatchObject({ ok: true, status: 'scheduled' })
+    const refused = await call('POST', '/api/v1/timers', { operations: [{ op: 'schedule', queue: 'edge.zstd', timerKey: 'y', delayMs: 0, txn: 'zstd-2', payloadZstd: true, payload: b64({ plain: true }) }] })
+    expect(refused).toMatchObject({ status: 400, body: { code: 'timers_bad_request' } })
+    const popped = await call('GET', '/api/v1/pop/queue/edge.zstd?batch=10')
+    expect(popped.body.messages.map((m: { data: unknown }) => m.data)).toEqual([{ packed: 'x'.repeat(500) }])
   })
 })

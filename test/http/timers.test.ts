@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runLane } from '../../cron/runner.js'
 import { kvTimers } from '../../cron/kv-timers.js'
 import { createPopWaker } from '../../src/pop-waker.js'
+import { zstdCompress } from '../../src/zstd/index.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { ack, acksOf, configureQueue, pop, writtenRows } from '../helpers/engine.js'
 
@@ -20,6 +21,7 @@ afterAll(async () => {
 })
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64')
+const zstdB64 = (bytes: Uint8Array) => Buffer.from(zstdCompress(bytes)).toString('base64')
 const schedule = (op: Record<string, unknown>) =>
   app.json('POST', '/api/v1/timers', { operations: [{ op: 'schedule', delayMs: 60_000, txn: 't-1', payload: b64({ n: 1 }), ...op }] })
 const fireAll = () => app.db.call('timers_fire_step_v1', { limit: 1000, now: new Date(Date.now() + 365 * 24 * 3600 * 1000) })
@@ -72,6 +74,10 @@ describe('POST /api/v1/timers and the per-key routes', () => {
       [{ queue: 'tm.bad' }, 400, 'timers_bad_request'],
       [{ queue: 'tm.bad', timerKey: 'k', delayMs: 91 * 24 * 3600 * 1000 }, 403, 'timer_horizon_exceeded'],
       [{ queue: 'tm.bad', timerKey: 'k', payload: Buffer.alloc(1024 * 1024 + 1).toString('base64') }, 413, 'payload_too_large'],
+      [{ queue: 'tm.bad', timerKey: 'k', payloadZstd: 'yes' }, 400, 'timers_bad_request'],
+      // A payload that is not a zstd frame, and a small frame that would expand past the payload limit.
+      [{ queue: 'tm.bad', timerKey: 'k', payloadZstd: true, payload: b64({ n: 1 }) }, 400, 'timers_bad_request'],
+      [{ queue: 'tm.bad', timerKey: 'k', payloadZstd: true, payload: zstdB64(new Uint8Array(1024 * 1024 + 1)) }, 413, 'payload_too_large'],
     ]
     for (const [op, status, code] of cases) {
       const res = await schedule(op)
@@ -201,6 +207,14 @@ describe('the fire', () => {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     expect(delivered.messages.map((m) => [m.transactionId, m.data])).toEqual([['wake-1', 'ring']])
+  })
+
+  it('delivers a payload sent zstd-compressed (payloadZstd) as the JSON it decompresses to', async () => {
+    const body = { order: 7, lines: Array.from({ length: 50 }, (_, i) => ({ sku: `sku-${i}`, qty: 1 })) }
+    const res = await schedule({ queue: 'tm.zstd', timerKey: 'z', delayMs: 0, txn: 'zstd-1', payloadZstd: true, payload: zstdB64(Buffer.from(JSON.stringify(body))) })
+    expect(res.status).toBe(200)
+    await fireAll()
+    expect((await pop(app, 'tm.zstd')).messages.map((m) => [m.transactionId, m.data])).toEqual([['zstd-1', body]])
   })
 
   it('delivers a payload that is not JSON as its base64 text', async () => {

@@ -90,7 +90,8 @@ describe('transaction riders', () => {
       [{ kv: Array.from({ length: 65 }, (_, i) => ({ op: 'get', ns: 'x', key: `k${i}` })) }, 400, /64 operations/],
       [{ kv: {} }, 400, /kv must be an array/],
       [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 1, txn: 't', payload: 'e30=', producerSub: 'forged' }] }, 400, /producerSub/],
-      [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 1, txn: 't', payload: 'e30=', payloadZstd: true }] }, 400, /payloadZstd/],
+      // payloadZstd is read: a payload that is not a zstd frame is refused, naming the flag.
+      [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 1, txn: 't', payload: 'e30=', payloadZstd: true }] }, 400, /not a zstd frame.*payloadZstd/],
       [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delaySeconds: 1, txn: 't', payload: 'e30=' }] }, 400, /delaySeconds/],
       [{ timers: [{ op: 'schedule', queue: 'q', timerKey: 'k', delayMs: 1, txn: 't', payload: 'not base64!' }] }, 400, /base64/],
     ]

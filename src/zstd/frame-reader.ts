@@ -7,19 +7,29 @@ import { decodeSequences, type SequenceTables } from './sequences-decode.js'
 import { Xxh64 } from './xxhash64.js'
 
 const MAGIC = 0xfd2fb528
-/** The largest content this decoder builds: a frame that claims more is refused, not allocated. */
+/** The largest content this decoder builds by default: a frame that claims more is refused, not allocated. */
 const MAX_OUTPUT = 1024 * 1024 * 1024
+
+/** Content past the caller's limit: refused before it is allocated, so a small frame cannot expand into memory. */
+export class ZstdTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`zstd: content larger than ${limit} bytes`)
+  }
+}
 
 class Output {
   bytes: Uint8Array
   length = 0
-  constructor(capacity: number) {
-    this.bytes = new Uint8Array(Math.max(64, capacity))
+  constructor(
+    capacity: number,
+    readonly limit: number,
+  ) {
+    this.bytes = new Uint8Array(Math.max(64, Math.min(capacity, limit)))
   }
   reserve(n: number): void {
     if (this.length + n <= this.bytes.length) return
-    if (this.length + n > MAX_OUTPUT) throw new Error('zstd: content larger than 1 GiB')
-    const next = new Uint8Array(Math.min(MAX_OUTPUT, Math.max(this.bytes.length * 2, this.length + n)))
+    if (this.length + n > this.limit) throw new ZstdTooLarge(this.limit)
+    const next = new Uint8Array(Math.min(this.limit, Math.max(this.bytes.length * 2, this.length + n)))
     next.set(this.bytes.subarray(0, this.length))
     this.bytes = next
   }
@@ -32,8 +42,9 @@ class Output {
 
 const u32 = (b: Uint8Array, i: number) => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0
 
-export function zstdDecompress(input: Uint8Array): Uint8Array {
-  const out = new Output(input.length * 4)
+/** Decodes every frame of `input`; `maxBytes` bounds the content (ZstdTooLarge past it). */
+export function zstdDecompress(input: Uint8Array, maxBytes = MAX_OUTPUT): Uint8Array {
+  const out = new Output(input.length * 4, maxBytes)
   let at = 0
   while (at < input.length) {
     if (at + 4 > input.length) throw new Error('zstd: truncated frame')
@@ -69,7 +80,7 @@ function readFrame(input: Uint8Array, at: number, out: Output): number {
     for (let i = sizeBytes - 1; i >= 0; i--) contentSize = contentSize * 256 + input[at + i]!
     if (sizeBytes === 2) contentSize += 256
     at += sizeBytes
-    if (contentSize > MAX_OUTPUT) throw new Error('zstd: content larger than 1 GiB')
+    if (contentSize > out.limit) throw new ZstdTooLarge(out.limit)
     out.reserve(contentSize)
   }
   const frameStart = out.length
