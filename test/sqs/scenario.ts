@@ -89,3 +89,57 @@ export async function standardQueueScenario(sqs: SQSClient, suffix: string): Pro
   await sqs.send(new DeleteQueueCommand({ QueueUrl }))
   await expect(sqs.send(new GetQueueUrlCommand({ QueueName: `orders-${suffix}` }))).rejects.toMatchObject({ name: 'QueueDoesNotExist' })
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** FIFO: group order, dedup (explicit and content-based), per-queue delay, per-message delay, redrive. */
+export async function fifoDelayRedriveScenario(sqs: SQSClient, suffix: string): Promise<void> {
+  const { QueueUrl: fifo } = await sqs.send(new CreateQueueCommand({ QueueName: `jobs-${suffix}.fifo`, Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' } }))
+  const first = await sqs.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'a1', MessageGroupId: 'a', MessageDeduplicationId: 'x1' }))
+  const repeat = await sqs.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'a1 again', MessageGroupId: 'a', MessageDeduplicationId: 'x1' }))
+  expect(repeat.MessageId).toBe(first.MessageId)
+  await sqs.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'a2', MessageGroupId: 'a' }))
+  await sqs.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'a2', MessageGroupId: 'a' }))
+  await sqs.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'b1', MessageGroupId: 'b' }))
+  expect((await attrs(sqs, fifo!)).ApproximateNumberOfMessages).toBe('3')
+  // A group is consumed in order, one message in flight at a time.
+  const r1 = await sqs.send(new ReceiveMessageCommand({ QueueUrl: fifo, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['MessageGroupId', 'SequenceNumber'] }))
+  expect(r1.Messages?.map((m) => m.Body).sort()).toEqual(['a1', 'b1'])
+  const a1 = r1.Messages!.find((m) => m.Body === 'a1')!
+  expect(a1.Attributes?.MessageGroupId).toBe('a')
+  expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: fifo, MaxNumberOfMessages: 10 }))).Messages ?? []).toEqual([])
+  await sqs.send(new DeleteMessageCommand({ QueueUrl: fifo, ReceiptHandle: a1.ReceiptHandle! }))
+  const r2 = await sqs.send(new ReceiveMessageCommand({ QueueUrl: fifo, MaxNumberOfMessages: 10 }))
+  expect(r2.Messages?.map((m) => m.Body)).toEqual(['a2'])
+  await expect(sqs.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: 'no group' }))).rejects.toMatchObject({ name: 'MissingParameter' })
+
+  // Delay: per queue, and per message; the delayed one is counted as delayed meanwhile.
+  const { QueueUrl: slow } = await sqs.send(new CreateQueueCommand({ QueueName: `slow-${suffix}`, Attributes: { DelaySeconds: '1' } }))
+  await sqs.send(new SendMessageCommand({ QueueUrl: slow, MessageBody: 'queue delay' }))
+  expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: slow }))).Messages ?? []).toEqual([])
+  expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: slow, WaitTimeSeconds: 5 }))).Messages?.map((m) => m.Body)).toEqual(['queue delay'])
+  const { QueueUrl: later } = await sqs.send(new CreateQueueCommand({ QueueName: `later-${suffix}` }))
+  const delayed = await sqs.send(new SendMessageCommand({ QueueUrl: later, MessageBody: 'message delay', DelaySeconds: 1 }))
+  expect((await attrs(sqs, later!)).ApproximateNumberOfMessagesDelayed).toBe('1')
+  expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: later }))).Messages ?? []).toEqual([])
+  const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: later, WaitTimeSeconds: 8 }))
+  expect(got.Messages?.map((m) => [m.Body, m.MessageId])).toEqual([['message delay', delayed.MessageId]])
+
+  // Redrive: after maxReceiveCount receives the next receive moves the message to the DLQ.
+  const { QueueUrl: dlq } = await sqs.send(new CreateQueueCommand({ QueueName: `dead-${suffix}` }))
+  const dlqArn = (await attrs(sqs, dlq!)).QueueArn!
+  const { QueueUrl: work } = await sqs.send(
+    new CreateQueueCommand({ QueueName: `work-${suffix}`, Attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 2 }) } }),
+  )
+  await sqs.send(new SendMessageCommand({ QueueUrl: work, MessageBody: 'poison' }))
+  for (const count of ['1', '2']) {
+    const r = await sqs.send(new ReceiveMessageCommand({ QueueUrl: work, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }))
+    expect(r.Messages?.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['poison', count]])
+    await sleep(1100)
+  }
+  expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: work, WaitTimeSeconds: 1 }))).Messages ?? []).toEqual([])
+  const dead = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }))
+  expect(dead.Messages?.map((m) => m.Body)).toEqual(['poison'])
+  expect(dead.Messages![0]!.Attributes?.DeadLetterQueueSourceArn).toBe(dlqArn.replace(`dead-${suffix}`, `work-${suffix}`))
+  expect((await attrs(sqs, work!)).ApproximateNumberOfMessages).toBe('0')
+}

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
-import { standardQueueScenario } from './scenario.js'
+import { fifoDelayRedriveScenario, standardQueueScenario } from './scenario.js'
 import { SQS_ENV, sqsClient } from './sqs-client.js'
 
 let database: TestDatabase
@@ -21,5 +21,9 @@ afterAll(async () => {
 describe('@aws-sdk/client-sqs on Node', () => {
   it('runs a standard queue end to end', async () => {
     await standardQueueScenario(sqsClient(app.base), 'node')
+  })
+
+  it('keeps FIFO group order and deduplicates, delays per queue and per message, and redrives to a DLQ', async () => {
+    await fifoDelayRedriveScenario(sqsClient(app.base), 'node')
   })
 })
