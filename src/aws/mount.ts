@@ -31,29 +31,29 @@ export function mountAwsEndpoint(app: Hono<AppEnv>, mount: AwsMount): void {
   const handle = async (c: AwsContext): Promise<Response> => {
     c.set('routePattern', 'aws')
     return handleAwsRequest(c.req.raw, {
-        services: mount.services,
-        keys,
-        maxBodyBytes: config.MAX_BODY_BYTES,
-        requestId: () => c.get('requestId') ?? crypto.randomUUID(),
-        context: async (key) => {
-          const tenant = tenantOf(key, config.QUEEN_TENANCY_HEADER, (name) => c.req.header(name))
-          if (typeof tenant !== 'string') throw new AwsError('AccessDenied', tenant.refusal, 403)
-          c.set('tenant', tenant)
-          c.set('principal', { roles: new Set([key.role]), sub: `aws:${key.accessKeyId}`, tenant: key.tenant })
-          await mount.place(c, async () => {})
-          return c
-        },
-        mapError: (error) => {
-          const http = toHttpError(error)
-          if (http.status >= 500) log.error('AWS request failed', { requestId: c.get('requestId'), status: http.status, ...describeError(error) })
-          if (http.status === 503) return new AwsError('ServiceUnavailable', http.message, 503)
-          if (http.status >= 500) return new AwsError('InternalFailure', 'The request processing has failed because of an unknown error.', 500)
-          if (http.status === 429) return new AwsError('RequestThrottled', http.message, 400)
-          if (http.status === 413) return new AwsError('InvalidParameterValue', http.message, 400)
-          if (http.status === 403) return new AwsError('AccessDenied', http.message, 403)
-          return new AwsError('InvalidParameterValue', http.message, 400)
-        },
-      })
+      services: mount.services,
+      keys,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      requestId: () => c.get('requestId') ?? crypto.randomUUID(),
+      context: async (key) => {
+        const tenant = tenantOf(key, config.QUEEN_TENANCY_HEADER, (name) => c.req.header(name))
+        if (typeof tenant !== 'string') throw new AwsError('AccessDenied', tenant.refusal, 403)
+        c.set('tenant', tenant)
+        c.set('principal', { roles: new Set([key.role]), sub: `aws:${key.accessKeyId}`, tenant: key.tenant })
+        await mount.place(c, async () => {})
+        return c
+      },
+      mapError: (error) => {
+        const http = toHttpError(error)
+        if (http.status >= 500) log.error('AWS request failed', { requestId: c.get('requestId'), status: http.status, ...describeError(error) })
+        if (http.status === 503) return new AwsError('ServiceUnavailable', http.message, 503)
+        if (http.status >= 500) return new AwsError('InternalFailure', 'The request processing has failed because of an unknown error.', 500)
+        if (http.status === 429) return new AwsError('RequestThrottled', http.message, 400)
+        if (http.status === 413) return new AwsError('InvalidParameterValue', http.message, 400)
+        if (http.status === 403) return new AwsError('AccessDenied', http.message, 403)
+        return new AwsError('InvalidParameterValue', http.message, 400)
+      },
+    })
   }
   app.post('/', handle)
   app.on(['GET', 'POST'], '/:account{[0-9]{12}}/:queue', handle)

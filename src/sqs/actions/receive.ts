@@ -137,21 +137,28 @@ const receiveMessage: Action = {
     const deadline = Date.now() + Math.min(waitSeconds * 1000, c.get('config').MAX_POP_WAIT_MS)
     const messages: Awaited<ReturnType<typeof toMessage>>[] = []
     let interval = FIRST_BACKOFF_MS
-    for (;;) {
-      while (messages.length < max) {
-        const frame = await popOne(call, record, visibility)
-        if (frame === null) break
-        const envelope = unwrap(frame.data, frame.createdAt)
-        const receives = frame.retryCount + 1 + (envelope.rc ?? 0)
-        if (policy !== null && receives > policy.maxReceiveCount && (await deadLetter(call, record, policy, frame, envelope, receives - 1))) continue
-        messages.push(await toMessage(call, record, frame, envelope, receives, systemNames, attributeNames))
-        if (visibility === 0) await releaseNow(call, frame)
+    // A waiting receive counts against the parking caps as a native long poll does (429 past them).
+    let leave: (() => void) | undefined
+    try {
+      for (;;) {
+        while (messages.length < max) {
+          const frame = await popOne(call, record, visibility)
+          if (frame === null) break
+          const envelope = unwrap(frame.data, frame.createdAt)
+          const receives = frame.retryCount + 1 + (envelope.rc ?? 0)
+          if (policy !== null && receives > policy.maxReceiveCount && (await deadLetter(call, record, policy, frame, envelope, receives - 1))) continue
+          messages.push(await toMessage(call, record, frame, envelope, receives, systemNames, attributeNames))
+          if (visibility === 0) await releaseNow(call, frame)
+        }
+        const left = deadline - Date.now()
+        if (messages.length > 0 || left <= 0) break
+        leave ??= c.get('parkedPolls').enter(c.get('tenant'))
+        const outcome = await park(c, record.name, Math.min(interval, left))
+        if (outcome === 'aborted') break
+        interval = outcome === 'woken' ? FIRST_BACKOFF_MS : Math.min(interval * 2, MAX_BACKOFF_MS)
       }
-      const left = deadline - Date.now()
-      if (messages.length > 0 || left <= 0) break
-      const outcome = await park(c, record.name, Math.min(interval, left))
-      if (outcome === 'aborted') break
-      interval = outcome === 'woken' ? FIRST_BACKOFF_MS : Math.min(interval * 2, MAX_BACKOFF_MS)
+    } finally {
+      leave?.()
     }
     c.get('metrics').popped(messages.length)
     return messages.length > 0 ? { Messages: messages } : {}
