@@ -22,6 +22,8 @@ import {
   UnsubscribeCommand,
   UntagResourceCommand,
 } from '@aws-sdk/client-sns'
+import { execFile, spawnSync } from 'node:child_process'
+import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { handleAwsRequest } from '../../src/aws/endpoint.js'
@@ -32,6 +34,15 @@ import type { SnsHost, SnsQueues } from '../../src/sns/host.js'
 import { snsService } from '../../src/sns/service.js'
 import { KEY, signedRequest } from '../aws/sign.js'
 import { testApp, type TestApp } from '../helpers/app.js'
+import { available, type OptionalComponent } from '../helpers/optional.js'
+
+/** boto3 for python3, which .ci/run installs; elsewhere its test is skipped with a printed notice. */
+const boto3: OptionalComponent = {
+  name: 'boto3',
+  apt: 'python3-boto3',
+  missing: () => (spawnSync('python3', ['-c', 'import boto3'], { stdio: 'ignore' }).status === 0 ? null : 'python3 cannot import boto3'),
+}
+const hasBoto3 = available(boto3, "test/sns/sns-sdk.test.ts's boto3 SNS script")
 
 const ACCOUNT = '000000000000'
 const queueArn = (name: string) => `arn:aws:sqs:us-east-1:${ACCOUNT}:${name}`
@@ -249,5 +260,23 @@ describe('SNS through @aws-sdk/client-sns', () => {
     const m = await fetch(malformed)
     expect(m.status).toBe(400)
     expect(await m.text()).toContain('<Code>MalformedQueryString</Code>')
+  })
+})
+
+describe.skipIf(!hasBoto3)('SNS through boto3 (Query protocol)', () => {
+  it('creates, subscribes with a filter, publishes and batch-publishes, lists and reads errors as boto3 exceptions', async () => {
+    await configure('boto3-queue')
+    // Asynchronously: the broker answering the script runs in this process.
+    const run = await promisify(execFile)('python3', ['test/sns/boto3_sns.py', endpoint, KEY.accessKeyId, KEY.secret, queueArn('boto3-queue')], { timeout: 60_000 })
+    expect(run.stderr).toBe('')
+    const seen = JSON.parse(run.stdout)
+    expect(seen.topics).toContain(`arn:aws:sns:us-east-1:${ACCOUNT}:boto3-topic`)
+    expect(seen.subscription).toMatchObject({ RawMessageDelivery: 'true', FilterPolicyScope: 'MessageAttributes', Protocol: 'sqs' })
+    expect(seen.tags).toEqual([{ Key: 'made-by', Value: 'boto3' }])
+    expect(seen.batch).toEqual(['one', 'two'])
+    expect(seen.errors.missing).toEqual(['NotFound', 404])
+    expect(seen.errors.email).toBe('InvalidParameter')
+    expect(seen.errors.nested).toMatch(/does not support nested filter policy/)
+    expect((await drain('boto3-queue')).map((d) => d.body)).toEqual(['from boto3', 'batch one'])
   })
 })
