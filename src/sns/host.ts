@@ -1,7 +1,6 @@
 // What the SNS actions need from the broker around them, kept to an interface so the actions do not
 // depend on Hono or on the SQS facade's internals: the tenant's database, the account id in ARNs,
 // and the SQS queues a subscription delivers to (src/sns/sqs-queues.ts implements that part).
-import type { PushItemArg } from '../db/procedures/push.js'
 import type { TenantDatabase } from '../db/tenant-database.js'
 import type { MessageAttributes } from './filter-match.js'
 
@@ -14,11 +13,20 @@ export interface SqsDelivery {
   deduplicationId?: string
 }
 
+/** One copy for one queue: the queue's ARN and the message it receives. */
+export interface QueueCopy {
+  queueArn: string
+  delivery: SqsDelivery
+}
+
 export interface SnsQueues {
   /** The SQS queue an ARN names in this tenant and account, or null when there is none. */
-  find(db: TenantDatabase, arn: string): Promise<{ fifo: boolean } | null>
-  /** The push that stores the delivery in that queue, as SendMessage would store it. */
-  pushItem(db: TenantDatabase, arn: string, delivery: SqsDelivery, index: number): Promise<PushItemArg>
+  find(arn: string): Promise<{ fifo: boolean } | null>
+  /**
+   * Stores every copy as SendMessage would store it, in ONE engine transaction: all of them or
+   * none. Throws an AwsError when the copies cannot be stored.
+   */
+  deliver(copies: readonly QueueCopy[]): Promise<void>
 }
 
 export interface SnsHost {

@@ -5,11 +5,10 @@
 // call answers, every subscribed queue already holds its copy.
 import { AwsError } from '../aws/errors.js'
 import { optionalString, structList, type Input } from '../aws/input.js'
-import type { PushItemArg } from '../db/procedures/push.js'
 import { uuidv7 } from '../ids.js'
 import { filterPolicyMatches, type MessageAttribute, type MessageAttributes } from './filter-match.js'
 import { snsInvalidParameter, snsInvalidParameterValue } from './errors.js'
-import type { SnsHost, SqsDelivery } from './host.js'
+import type { QueueCopy, SnsHost, SqsDelivery } from './host.js'
 import { checkMessageAttributes, InvalidMessageAttribute, messageAttributesSize } from './message-attributes.js'
 import { InvalidMessageStructure, queueDelivery, resolveMessageStructure, type PublishedMessage } from './notification.js'
 import { topicSubscriptions, type SubscriptionRecord, type TopicRecord } from './registry.js'
@@ -99,7 +98,7 @@ async function prepare(input: Input, topic: TopicRecord): Promise<Prepared> {
 async function resolveTargets(host: SnsHost, subscriptions: SubscriptionRecord[]): Promise<Map<string, string | null>> {
   const exists = new Map<string, boolean>()
   const has = async (arn: string) => {
-    if (!exists.has(arn)) exists.set(arn, (await host.queues.find(host.db, arn)) !== null)
+    if (!exists.has(arn)) exists.set(arn, (await host.queues.find(arn)) !== null)
     return exists.get(arn) as boolean
   }
   const targets = new Map<string, string | null>()
@@ -115,13 +114,13 @@ async function resolveTargets(host: SnsHost, subscriptions: SubscriptionRecord[]
   return targets
 }
 
-/** Builds every push of every entry and commits them in one transaction. */
+/** Builds every copy of every entry and hands them to the queues to store in one transaction. */
 async function fanOut(host: SnsHost, topic: TopicRecord, entries: Prepared[]): Promise<void> {
   const subscriptions = await topicSubscriptions(host.db, topic.name)
   if (subscriptions.length === 0 || entries.length === 0) return
   const filters = new Map(subscriptions.map((s) => [s.id, compiledFilter(s.attributes)]))
   const targets = await resolveTargets(host, subscriptions)
-  const items: PushItemArg[] = []
+  const copies: QueueCopy[] = []
   for (const entry of entries) {
     for (const s of subscriptions) {
       const target = targets.get(s.id)
@@ -130,16 +129,10 @@ async function fanOut(host: SnsHost, topic: TopicRecord, entries: Prepared[]): P
       if (filter && !filterPolicyMatches(filter, { body: entry.message.message, attributes: entry.message.attributes })) continue
       const shaped = queueDelivery(entry.message, s.attributes.RawMessageDelivery === 'true')
       const delivery: SqsDelivery = { ...shaped, ...(entry.groupId !== undefined ? { groupId: entry.groupId } : {}), ...(entry.deduplicationId !== undefined ? { deduplicationId: entry.deduplicationId } : {}) }
-      items.push(await host.queues.pushItem(host.db, target, delivery, items.length))
+      copies.push({ queueArn: target, delivery })
     }
   }
-  if (items.length === 0) return
-  const ops = items.map((item) => ({ type: 'push' as const, items: [{ ...item, index: 0 }] }))
-  const result = await host.db.call('log_transaction_v1', { ops, requiredLeases: [] })
-  if (!result.success) {
-    // A queue deleted between the lookup and the commit, for one: nothing of the publish is stored.
-    throw new AwsError('InvalidParameter', `Invalid parameter: the publish could not be stored (${result.code ?? 'refused'}): ${result.error ?? ''}`.trim(), 400)
-  }
+  if (copies.length > 0) await host.queues.deliver(copies)
 }
 
 function topicArnOf(input: Input): string {

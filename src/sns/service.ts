@@ -55,13 +55,14 @@ function snsNames(error: unknown): unknown {
   return error
 }
 
-export function snsService<C>(hostOf: (context: C) => SnsHost): AwsService<C> {
+/** `hostOf` builds the actions' view of the broker for one call (its tenant database, account, queues). */
+export function snsService<C>(hostOf: (call: AwsCall<C>) => SnsHost): AwsService<C> {
   const action = (roles: readonly Role[], run: Run): AwsAction<C> => ({
     roles,
     responseShapes: RESPONSE_SHAPES,
     run: async (input, call) => {
       try {
-        return await run(input, hostOf(call.context), call as AwsCall<unknown>)
+        return await run(input, hostOf(call), call as AwsCall<unknown>)
       } catch (error) {
         throw snsNames(error)
       }

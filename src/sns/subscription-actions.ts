@@ -28,7 +28,7 @@ async function checkQueueEndpoint(host: SnsHost, arn: string, what: string): Pro
   const parsed = parseArn(arn)
   if (parsed === null || parsed.service !== 'sqs' || parsed.resource.length !== 1) throw snsInvalidParameter(`Invalid parameter: ${what}: must be an SQS queue ARN`)
   if (parsed.account !== host.account) throw snsInvalidParameter(`Invalid parameter: ${what}: only queues of account ${host.account} can subscribe`)
-  const queue = await host.queues.find(host.db, arn)
+  const queue = await host.queues.find(arn)
   if (queue === null) throw snsInvalidParameter(`Invalid parameter: ${what}: the queue does not exist`)
   return queue
 }

@@ -57,13 +57,18 @@ const configured = new Map<string, { fifo: boolean }>()
 const refusing = new Set<string>()
 
 const queues: SnsQueues = {
-  async find(_db, arn) {
+  async find(arn) {
     return configured.get(arn.split(':').at(-1) ?? '') ?? null
   },
-  async pushItem(_db, arn, delivery, index) {
-    const queue = arn.split(':').at(-1) ?? ''
-    if (refusing.has(queue)) throw new AwsError('InvalidParameter', `queue ${queue} refuses deliveries`, 400)
-    return { index, queue, partition: delivery.groupId ?? 'Default', data: delivery, ...(delivery.deduplicationId ? { transactionId: delivery.deduplicationId } : {}) }
+  async deliver(copies) {
+    const ops = copies.map(({ queueArn: arn, delivery }) => {
+      const queue = arn.split(':').at(-1) ?? ''
+      if (refusing.has(queue)) throw new AwsError('InvalidParameter', `queue ${queue} refuses deliveries`, 400)
+      const item = { index: 0, queue, partition: delivery.groupId ?? 'Default', data: delivery, ...(delivery.deduplicationId ? { transactionId: delivery.deduplicationId } : {}) }
+      return { type: 'push' as const, items: [item] }
+    })
+    const result = await tenantDatabase(app.db, '').call('log_transaction_v1', { ops, requiredLeases: [] })
+    expect(result.success).toBe(true)
   },
 }
 
@@ -83,7 +88,7 @@ beforeAll(async () => {
   app = await testApp()
   const keys = parseAccessKeys(`${KEY.accessKeyId}:${KEY.secret}::admin,AKIDREADER:${KEY.secret}::read-only`) as AccessKeys
   const db = tenantDatabase(app.db, '')
-  const service = snsService<SnsHost>((host) => host)
+  const service = snsService<SnsHost>((call) => call.context)
   server = await new Promise((ready) => {
     const s = serve(
       {
