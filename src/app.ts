@@ -21,6 +21,8 @@ import { createEncryptionFlags, type EncryptionFlags } from './messages/encrypti
 import { createProcessMetrics, type ProcessMetrics } from './metrics.js'
 import { createPopWaker, type PopWaker } from './pop-waker.js'
 import { allPages } from './pages/index.js'
+import { mountAwsEndpoint } from './aws/mount.js'
+import { awsServices } from './aws/services.js'
 import { createQueueListingCache, type QueueListingCache } from './queues/listing-cache.js'
 import { allRoutes } from './routes/index.js'
 import { VERSION } from './version.js'
@@ -94,8 +96,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next()
   })
 
-  const pages = deps.pages ?? allPages()
-  for (const def of pages) app.get(def.path, def.handler)
   const routerOf = placementRouters(deps, config.PLACEMENT_CACHE_TTL_MS)
   // After the guard, which settles the tenant: the request's database is its tenant's (one cache
   // read; a directory read once per TTL), chosen before the handler's one round trip.
@@ -106,6 +106,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('db', tenantDatabase(await router.forTenant(tenant), tenant, callLimiter))
     await next()
   }
+  // The SQS facade (docs/sqs.md), only with keys configured; before the pages, so a presigned
+  // `GET /?Action=…` reaches it while a plain `GET /` stays the console.
+  if (config.AWS_ACCESS_KEYS !== undefined) {
+    mountAwsEndpoint(app, { config, keys: config.AWS_ACCESS_KEYS, log, services: awsServices(), place: placeRequest })
+  }
+  const pages = deps.pages ?? allPages()
+  for (const def of pages) app.get(def.path, def.handler)
   const routes = deps.routes ?? allRoutes(VERSION)
   for (const def of routes) {
     app.on(def.method, def.path, routeGuard(def, config, authenticate), placeRequest, def.handler)

@@ -2,6 +2,7 @@
 // Worker's env bindings on the edge. Every variable the broker reads lives here (design decision 36), and the
 // README's configuration table is checked against VARIABLES by a test, so the two cannot drift.
 import { z } from 'zod'
+import { parseAccessKeys, type AccessKeys } from './aws/keys.js'
 import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js'
 
 export type Runtime = 'node' | 'workers'
@@ -37,6 +38,15 @@ function base64Length(v: string): number {
 const corsOrigins = z.string().transform((v, ctx): CorsOrigins => {
   const parsed = parseCorsOrigins(v)
   if (typeof parsed === 'string' && parsed !== '*') {
+    ctx.addIssue({ code: 'custom', message: parsed })
+    return z.NEVER
+  }
+  return parsed
+})
+
+const accessKeys = z.string().transform((v, ctx): AccessKeys => {
+  const parsed = parseAccessKeys(v)
+  if (typeof parsed === 'string') {
     ctx.addIssue({ code: 'custom', message: parsed })
     return z.NEVER
   }
@@ -146,6 +156,10 @@ export const VARIABLES = {
   SINK_ALIGN: { schema: z.enum(['hour', 'day', 'none']), default: 'hour', meaning: 'hive layout: the boundary no window straddles (dt=/hour= come from the window start)' },
   SINK_MAX_FRAMES: { schema: int(1), default: '100000', meaning: 'frames per archive object part' },
   SINK_MAX_BYTES: { schema: int(1024), default: String(64 * MiB), meaning: 'encoded bytes (before compression) per archive object part' },
+  AWS_ACCESS_KEYS: { schema: accessKeys, meaning: 'SigV4 keys of the SQS facade, `ACCESS_KEY_ID:SECRET:TENANT:ROLE,…` (TENANT may be empty); unset: the facade is off (docs/sqs.md)' },
+  AWS_ACCOUNT_ID: { schema: z.string().regex(/^\d{12}$/, 'must be 12 digits'), default: '000000000000', meaning: 'the account id in the SQS facade\'s queue URLs and ARNs' },
+  SQS_RECEIPT_SECRET: { schema: z.string().min(32, 'must be at least 32 characters'), meaning: 'key that signs SQS receipt handles, the same on every replica; unset: derived from AWS_ACCESS_KEYS, so changing a key voids handles in flight' },
+  SQS_DEFAULT_WIDTH: { schema: int(1, 100_000), default: '64', meaning: 'partitions of a standard SQS queue created without `queen.partitions`; fixed per queue at CreateQueue (docs/sqs.md)' },
   LOG_LEVEL: { schema: z.enum(['debug', 'info', 'warn', 'error', 'silent']), default: 'info', meaning: 'structured JSON logs on stdout; secrets and connection strings are never logged' },
 } satisfies Record<string, Variable>
 

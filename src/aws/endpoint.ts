@@ -49,6 +49,8 @@ export interface AwsEndpointOptions<C> {
   /** Builds the host's context for a verified key; may refuse with an AwsError (a tenant mismatch). */
   context(key: AccessKey, request: Request): Promise<C> | C
   requestId(): string
+  /** Turns a host error (a database refusal, an outage) into AWS's shape; unmapped errors propagate. */
+  mapError?(error: unknown): AwsError | null
   now?: () => number
 }
 
@@ -86,7 +88,7 @@ export async function handleAwsRequest<C>(request: Request, options: AwsEndpoint
     const xml = queryResponse(sniffed.action, service.xmlNamespace, result, { ...service.requestShapes, ...action.responseShapes }, requestId)
     return new Response(xml, { status: 200, headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId } })
   } catch (error) {
-    const aws = toAwsError(error)
+    const aws = toAwsError(error) ?? options.mapError?.(error) ?? null
     if (aws === null) throw error
     return protocol === 'json' ? renderJsonError(aws, service.jsonNamespace, requestId) : renderQueryError(aws, requestId)
   }

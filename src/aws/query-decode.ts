@@ -30,7 +30,7 @@ export function decodeQuery(params: Iterable<[string, string]>, shapes: Shapes):
 
 function shapeStructure(tree: Tree, shapes: Shapes): Record<string, unknown> {
   const byQuery = new Map<string, [string, Shape]>()
-  for (const [json, shape] of Object.entries(shapes)) byQuery.set(shape.query, [json, shape])
+  for (const [json, shape] of Object.entries(shapes)) byQuery.set(shape.query, [shape.json ?? json, shape])
   const out: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(tree)) {
     const known = byQuery.get(key)

@@ -11,6 +11,8 @@ export type Shape = ListShape | MapShape
 
 export interface ListShape {
   kind: 'list'
+  /** The JSON member when it is not the table's key (several Query names decode into one member). */
+  json?: string
   /** The Query/XML name of the member (`Attribute`, `SendMessageBatchRequestEntry`, `Tags`). */
   query: string
   /** Flattened: each item is `<query>.N`; otherwise `<query>.member.N`. */
@@ -21,6 +23,8 @@ export interface ListShape {
 
 export interface MapShape {
   kind: 'map'
+  /** The JSON member when it is not the table's key (several Query names decode into one member). */
+  json?: string
   query: string
   flat: boolean
   /** The names of the pair's parts (`Name`/`Value` in SQS, `key`/`value` in SNS). */

@@ -1,0 +1,29 @@
+// The unmodified @aws-sdk/client-sqs against the broker on Node.
+import { afterAll, beforeAll, describe, it } from 'vitest'
+import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import { servedApp, type ServedApp } from '../helpers/served-app.js'
+import { fifoDelayRedriveScenario, standardQueueScenario } from './scenario.js'
+import { SQS_ENV, sqsClient } from './sqs-client.js'
+
+let database: TestDatabase
+let app: ServedApp
+
+beforeAll(async () => {
+  database = await freshDatabase()
+  app = await servedApp(database, SQS_ENV)
+})
+
+afterAll(async () => {
+  await app?.close()
+  await database?.drop()
+})
+
+describe('@aws-sdk/client-sqs on Node', () => {
+  it('runs a standard queue end to end', async () => {
+    await standardQueueScenario(sqsClient(app.base), 'node')
+  })
+
+  it('keeps FIFO group order and deduplicates, delays per queue and per message, and redrives to a DLQ', async () => {
+    await fifoDelayRedriveScenario(sqsClient(app.base), 'node')
+  })
+})
