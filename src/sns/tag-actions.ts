@@ -61,5 +61,7 @@ export async function listTagsForResourceAction(input: Input, host: SnsHost) {
   if (name === null) throw snsInvalidParameter('Invalid parameter: ResourceArn')
   const topic = await getTopic(host.db, name)
   if (topic === null) throw resourceNotFound()
-  return { Tags: Object.entries(topic.record.tags).map(([Key, Value]) => ({ Key, Value })) }
+  // In key order: the stored record's key order is the store's, not the order tags were added in.
+  const tags = Object.entries(topic.record.tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return { Tags: tags.map(([Key, Value]) => ({ Key, Value })) }
 }
