@@ -6,12 +6,14 @@
 import type { AwsCall } from '../aws/endpoint.js'
 import { AwsError } from '../aws/errors.js'
 import type { AwsContext } from '../aws/mount.js'
+import { HttpError } from '../errors.js'
 import { withEncryption } from '../messages/encode.js'
 import type { PushItem } from '../messages/push-items.js'
 import { wakePops } from '../messages/wake-pops.js'
 import { wrap, type Envelope } from '../sqs/envelope.js'
 import { nameFromArn } from '../sqs/queue-url.js'
 import { getQueue, type QueueRecord } from '../sqs/registry.js'
+import { snsInvalidParameter } from './errors.js'
 import type { SnsHost, SnsQueues } from './host.js'
 
 export function sqsQueues(call: AwsCall<AwsContext>, account: string): SnsQueues {
@@ -55,7 +57,12 @@ export function sqsQueues(call: AwsCall<AwsContext>, account: string): SnsQueues
         (k) => items[k]?.where ?? '',
         (encoded) => c.get('db').call('log_transaction_v1', { ops: encoded.map((item) => ({ type: 'push' as const, items: [{ ...item, index: 0 }] })), requiredLeases: [] }),
         () => null,
-      )
+      ).catch((error: unknown) => {
+        // A wrapped copy escapes the message again, so it can outgrow MAX_FRAME_BYTES where the
+        // publish itself did not: SNS's own name for a message too large, and nothing stored.
+        if (error instanceof HttpError && error.status === 413) throw snsInvalidParameter(`Invalid parameter: Message too long: ${error.message}`)
+        throw error
+      })
       if (!result.success) throw new AwsError('InvalidParameter', `Invalid parameter: the publish could not be stored (${result.code ?? 'refused'})`, 400)
       wakePops(c, items.map((i) => i.queue))
       c.get('metrics').pushed(result.results.map((r) => (r.type === 'push' ? r.status : 'queued')))

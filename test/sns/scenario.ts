@@ -15,6 +15,8 @@ import {
 } from '@aws-sdk/client-sns'
 import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs'
 import { expect } from 'vitest'
+import { signedRequest } from '../aws/sign.js'
+import { SQS_KEY } from '../sqs/sqs-client.js'
 
 async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string> = {}) {
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))
@@ -99,4 +101,40 @@ export async function snsFifoScenario(sns: SNSClient, sqs: SQSClient, suffix: st
   const got = []
   for (let round = 0; round < 6 && got.length < 3; round++) got.push(...(await receiveAll(sqs, queue.url)))
   expect(got.map((m) => m.body)).toEqual(['event 1', 'event 2', 'event 3'])
+}
+
+/**
+ * PublishBatch is all or nothing: when one copy cannot be stored (here a wrapped copy that outgrows
+ * the broker's MAX_FRAME_BYTES, which the test sets to 64 KiB), no entry of the batch reaches any
+ * queue. Then the error shapes: bad signature, unknown action, malformed body, missing topic.
+ */
+export async function snsAtomicityAndErrorsScenario(sns: SNSClient, sqs: SQSClient, base: string, suffix: string): Promise<void> {
+  const raw = await createQueue(sqs, `sns-batch-raw-${suffix}`)
+  const wrapped = await createQueue(sqs, `sns-batch-wrapped-${suffix}`)
+  const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: `batch-${suffix}` }))
+  await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: raw.arn, Attributes: { RawMessageDelivery: 'true' } }))
+  await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: wrapped.arn }))
+  const quotes = '"'.repeat(30_000)
+  const failing = sns.send(new PublishBatchCommand({ TopicArn, PublishBatchRequestEntries: [{ Id: 'small', Message: 'small' }, { Id: 'quotes', Message: quotes }] }))
+  await expect(failing).rejects.toMatchObject({ name: 'InvalidParameterException', $metadata: { httpStatusCode: 400 } })
+  expect(await receiveAll(sqs, raw.url)).toEqual([])
+  expect(await receiveAll(sqs, wrapped.url)).toEqual([])
+  const ok = await sns.send(new PublishBatchCommand({ TopicArn, PublishBatchRequestEntries: [{ Id: 'small', Message: 'small' }, { Id: 'empty', Message: '' }] }))
+  expect(ok.Failed?.map((f) => [f.Id, f.Code])).toEqual([['empty', 'InvalidParameter']])
+  expect((await receiveAll(sqs, raw.url)).map((m) => m.body)).toEqual(['small'])
+  expect((await receiveAll(sqs, wrapped.url)).map((m) => JSON.parse(m.body).Message)).toEqual(['small'])
+
+  await expect(sns.send(new PublishCommand({ TopicArn: `${TopicArn}-missing`, Message: 'x' }))).rejects.toMatchObject({ name: 'NotFoundException', $metadata: { httpStatusCode: 404 } })
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  const sign = (body: string) => signedRequest({ url: `${base}/`, service: 'sns', body, headers: form, accessKeyId: SQS_KEY.accessKeyId, secret: SQS_KEY.secretAccessKey })
+  const good = await sign('Action=ListTopics&Version=2010-03-31')
+  const tampered = await fetch(good.url, { method: 'POST', headers: good.headers, body: 'Action=DeleteTopic&Version=2010-03-31' })
+  expect(tampered.status).toBe(403)
+  expect(await tampered.text()).toMatch(/<ErrorResponse><Error><Type>Sender<\/Type><Code>SignatureDoesNotMatch<\/Code>/)
+  const unknown = await fetch(await sign('Action=CreatePlatformEndpoint&Version=2010-03-31'))
+  expect(unknown.status).toBe(400)
+  expect(await unknown.text()).toContain('<Code>InvalidAction</Code>')
+  const malformed = await fetch(await sign(`Action=PublishBatch&TopicArn=${encodeURIComponent(TopicArn as string)}&PublishBatchRequestEntries.member.0.Id=a`))
+  expect(malformed.status).toBe(400)
+  expect(await malformed.text()).toContain('<Code>MalformedQueryString</Code>')
 }

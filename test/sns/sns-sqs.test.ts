@@ -5,14 +5,14 @@ import { afterAll, beforeAll, describe, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { SQS_ENV, SQS_KEY, sqsClient } from '../sqs/sqs-client.js'
-import { snsFanOutScenario, snsFifoScenario } from './scenario.js'
+import { snsAtomicityAndErrorsScenario, snsFanOutScenario, snsFifoScenario } from './scenario.js'
 
 let database: TestDatabase
 let app: ServedApp
 
 beforeAll(async () => {
   database = await freshDatabase()
-  app = await servedApp(database, SQS_ENV)
+  app = await servedApp(database, { ...SQS_ENV, MAX_FRAME_BYTES: String(64 * 1024) })
 })
 
 afterAll(async () => {
@@ -29,5 +29,9 @@ describe('SNS into SQS on Node', () => {
 
   it('a FIFO topic keeps group order and delivers a repeated deduplication id once', async () => {
     await snsFifoScenario(snsClient(app.base), sqsClient(app.base), 'node')
+  })
+
+  it('PublishBatch stores all of its copies or none, and errors come in AWS shape with a 4xx', async () => {
+    await snsAtomicityAndErrorsScenario(snsClient(app.base), sqsClient(app.base), app.base, 'node')
   })
 })
