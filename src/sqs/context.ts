@@ -2,7 +2,7 @@
 // QueueUrl names (its registry record, or AWS's QueueDoesNotExist).
 import type { AwsCall } from '../aws/endpoint.js'
 import type { AwsContext } from '../aws/mount.js'
-import { requiredString, type Input } from '../aws/input.js'
+import { optionalString, requiredString, type Input } from '../aws/input.js'
 import { queueDoesNotExist } from './errors.js'
 import { nameFromUrl } from './queue-url.js'
 import { receiptKey } from './receipt.js'
@@ -26,7 +26,10 @@ export function receiptKeyOf(call: SqsCall): Promise<Uint8Array<ArrayBuffer>> {
 }
 
 export async function resolveQueue(call: SqsCall, input: Input): Promise<Stored> {
-  const name = nameFromUrl(requiredString(input, 'QueueUrl'), accountOf(call))
+  // A Query request posted to the queue URL may leave QueueUrl out: the URL it was posted to says it.
+  const onQueueUrl = call.url.pathname.split('/').filter((p) => p !== '').length === 2
+  const url = optionalString(input, 'QueueUrl') ?? (onQueueUrl ? call.url.href : requiredString(input, 'QueueUrl'))
+  const name = nameFromUrl(url, accountOf(call))
   const stored = await getQueue(call.context, name)
   if (stored === null) throw queueDoesNotExist()
   return stored

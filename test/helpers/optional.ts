@@ -65,6 +65,13 @@ export const jqBinary: OptionalComponent = {
   missing: () => (spawnSync('sh', ['-c', 'command -v jq'], { stdio: 'ignore' }).status === 0 ? null : 'no jq binary on PATH'),
 }
 
+/** python3 with boto3, which the SQS endpoint's boto3 test runs (.ci/run installs it with pip). */
+export const boto3Module: OptionalComponent = {
+  name: 'boto3',
+  apt: 'python3-boto3',
+  missing: () => (spawnSync('python3', ['-c', 'import boto3'], { stdio: 'ignore' }).status === 0 ? null : 'python3 with boto3 not found'),
+}
+
 /** PgBouncer, run in transaction mode in front of the test server. */
 export const pgbouncerBinary: OptionalComponent = {
   name: 'pgbouncer',

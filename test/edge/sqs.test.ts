@@ -1,0 +1,28 @@
+// The unmodified @aws-sdk/client-sqs against the real worker bundle in workerd: the same scenarios
+// as on Node (test/sqs/sdk.test.ts). The SDK calls miniflare's own loopback listener, so the host
+// it signs is the host the worker sees.
+import { afterAll, beforeAll, describe, it } from 'vitest'
+import { fifoDelayRedriveScenario, standardQueueScenario } from '../sqs/scenario.js'
+import { SQS_ENV, sqsClient } from '../sqs/sqs-client.js'
+import { startEdgeStack, type EdgeStack } from './edge-stack.js'
+
+let stack: EdgeStack
+let base: string
+
+beforeAll(async () => {
+  stack = await startEdgeStack()
+  const worker = await stack.worker(SQS_ENV)
+  base = (await worker.mf.ready).origin
+}, 120_000)
+
+afterAll(() => stack?.close())
+
+describe('@aws-sdk/client-sqs against the Worker', () => {
+  it('runs a standard queue end to end', async () => {
+    await standardQueueScenario(sqsClient(base), 'edge')
+  }, 60_000)
+
+  it('keeps FIFO group order and deduplicates, delays per queue and per message, and redrives to a DLQ', async () => {
+    await fifoDelayRedriveScenario(sqsClient(base), 'edge')
+  }, 60_000)
+})
