@@ -22,7 +22,7 @@ import {
   UnsubscribeCommand,
   UntagResourceCommand,
 } from '@aws-sdk/client-sns'
-import { execFile, spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -34,15 +34,9 @@ import type { SnsHost, SnsQueues } from '../../src/sns/host.js'
 import { snsService } from '../../src/sns/service.js'
 import { KEY, signedRequest } from '../aws/sign.js'
 import { testApp, type TestApp } from '../helpers/app.js'
-import { available, type OptionalComponent } from '../helpers/optional.js'
+import { available, boto3Module } from '../helpers/optional.js'
 
-/** boto3 for python3, which .ci/run installs; elsewhere its test is skipped with a printed notice. */
-const boto3: OptionalComponent = {
-  name: 'boto3',
-  apt: 'python3-boto3',
-  missing: () => (spawnSync('python3', ['-c', 'import boto3'], { stdio: 'ignore' }).status === 0 ? null : 'python3 cannot import boto3'),
-}
-const hasBoto3 = available(boto3, "test/sns/sns-sdk.test.ts's boto3 SNS script")
+const hasBoto3 = available(boto3Module, "the boto3 SNS script (test/sns/sns-sdk.test.ts)")
 
 const ACCOUNT = '000000000000'
 const queueArn = (name: string) => `arn:aws:sqs:us-east-1:${ACCOUNT}:${name}`
