@@ -4,6 +4,7 @@
 // the SNS half alone: topics, subscriptions, filters, raw delivery, batch atomicity, tags, errors.
 import { serve } from '@hono/node-server'
 import {
+  ConfirmSubscriptionCommand,
   CreateTopicCommand,
   DeleteTopicCommand,
   GetSubscriptionAttributesCommand,
@@ -216,6 +217,8 @@ describe('SNS through @aws-sdk/client-sns', () => {
     const TopicArn = `arn:aws:sns:us-east-1:${ACCOUNT}:orders`
     const http = sns.send(new SubscribeCommand({ TopicArn, Protocol: 'https', Endpoint: 'https://example.com/hook' }))
     await expect(http).rejects.toThrow(/https subscriptions are not supported here; only sqs is/)
+    const confirm = sns.send(new ConfirmSubscriptionCommand({ TopicArn, Token: 'anything' }))
+    await expect(confirm).rejects.toMatchObject({ name: 'InvalidParameterException', message: 'Invalid parameter: Token' })
     const ghost = sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: queueArn('ghost') }))
     await expect(ghost).rejects.toThrow(/the queue does not exist/)
 
