@@ -1,6 +1,7 @@
 // stats_refresh: the cached pending/processing numbers of queen.stats and the per-minute
-// queue_metrics, steps of about 1 000 rows read (a queue and each of its partitions count one),
-// resuming after the last queue id. A pass ends
+// queue_metrics, steps of about 1 000 rows read (a queue and each of its partitions count one) or
+// 250 ms, whichever ends first (the procedure's default time budget: rows alone did not bound a
+// step's time, docs/lanes.md), resuming after the last queue id. A pass ends
 // with a second stage: every tenant's pre-rendered `?stats=cached` listing is rendered again from
 // the fresh numbers, one tenant a step (its `next` is the tenant after LISTINGS, JSON-encoded so
 // the empty tenant of a tenant-less deployment is a position too).

@@ -273,4 +273,32 @@ describe('stats_refresh lane', () => {
     }
     expect(rows.find((r) => r.partitions === 24)).toBeDefined()
   })
+
+  it('stops a step at its time budget and resumes after it, with the stats of one unbounded refresh', async () => {
+    for (let i = 0; i < 5; i++) await push(app, [{ queue: `stats-budget-${i}`, partition: `p${i % 2}`, payload: i }])
+    const snapshot = () =>
+      app.database.sql<{ id: string; partitions: number; total: string; pending: string; processing: string; hw: string; committed: string }>(`
+        select queue_id as id, partition_count::int as partitions, total::text, pending::text, processing::text,
+               hw_total::text as hw, committed_total::text as committed
+          from queen.stats order by queue_id`)
+    const now = new Date(Date.UTC(2032, 0, 1))
+    // One unbounded pass: the reference.
+    const whole: { processed: number; next: string | null } = await app.db.call('log_stats_refresh_step_v1', { limit: 1_000_000, now, maxMs: 60_000 })
+    expect(whole.next).toBeNull()
+    const reference = await snapshot()
+    const [queues] = await app.database.sql<{ n: number }>(`select count(*)::int as n from queen.queues`)
+    await app.database.sql(`delete from queen.stats`)
+
+    // A budget of 0 ms is spent by the first queue, always done: one queue a step, each resuming after the last.
+    let after: string | undefined
+    let steps = 0
+    for (; steps < 1000; steps++) {
+      const result: { processed: number; next: string | null } = await app.db.call('log_stats_refresh_step_v1', { after, limit: 1_000_000, now, maxMs: 0 })
+      if (result.next === null) break
+      expect(result.processed).toBe(1)
+      after = result.next
+    }
+    expect(steps).toBe(queues!.n)
+    expect(await snapshot()).toEqual(reference)
+  })
 })

@@ -79,11 +79,12 @@ export const statsFamily = defineFamily({
   /** The stats lane's last stage: one tenant's listing rendered again, in tenant order after `after`. */
   stats_listing_render_step_v1: brokerWide<{ after?: string }>({ after: 'text' }).returns(stepResult),
   /** One step of the stats lane over every tenant's queues, or (tenant given, tests) all of one tenant's at once. */
-  log_stats_refresh_step_v1: brokerWide<{ after?: string; limit?: number; tenant?: string; now?: Date }>({
+  log_stats_refresh_step_v1: brokerWide<{ after?: string; limit?: number; tenant?: string; now?: Date; maxMs?: number }>({
     after: 'uuid',
     limit: 'int',
     tenant: 'text',
     now: 'timestamptz',
+    maxMs: 'int',
   }).returns(stepResult),
   /** Every queue of the caller's tenant at once: the refresh route's run of the lane's step. */
   log_stats_refresh_v1: tenantScoped<{ tenant: string; now?: Date }>({ tenant: 'text', now: 'timestamptz' }).returns(stepResult),
