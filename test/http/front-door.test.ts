@@ -38,7 +38,7 @@ describe('a lone UTF-16 surrogate in a JSON body', () => {
       ['POST', '/api/v1/push', { items: [{ queue: `fd${LONE}`, payload: 1 }] }, 'items[0].queue'],
       ['POST', '/api/v1/push', { items: [{ queue: 'fd-q', partition: `\udc00x`, payload: 1 }] }, 'items[0].partition'],
       ['POST', '/api/v1/push', { items: [{ queue: 'fd-q', payload: { [`k${LONE}`]: 1 } }] }, `items[0].payload.k${LONE}`],
-      ['PUT', '/api/v1/kv/fd-key', { value: { text: LONE } }, 'value.text'],
+      ['PUT', '/api/v1/kv/fd-ns/fd-key', { value: { text: LONE }, forever: true }, 'value.text'],
       ['POST', '/api/v1/ack', { ...acksOf(popped.messages, 'failed')[0], error: `boom ${LONE}` }, 'error'],
       ['POST', '/api/v1/traces', { partitionId: PID, transactionId: 't', traceNames: [LONE], eventType: 'info', data: { text: 'x' } }, 'traceNames[0]'],
       ['POST', '/api/v1/configure', { queue: 'fd-conf', namespace: `ns${LONE}` }, 'namespace'],
@@ -114,7 +114,7 @@ describe('the URL and the method', () => {
   it('answers the wrong method on a real path 405 with Allow, from the route table', async () => {
     const cases: [string, string, string][] = [
       ['GET', '/api/v1/push', 'POST'],
-      ['PATCH', '/api/v1/kv/some-key', 'DELETE, GET, HEAD, PUT'],
+      ['PATCH', '/api/v1/kv/some-ns/some-key', 'DELETE, GET, HEAD, PUT'],
       ['POST', '/api/v1/resources/queues/q', 'DELETE, GET, HEAD'],
       ['DELETE', '/health', 'GET, HEAD'],
       ['POST', '/openapi.json', 'GET, HEAD'],
