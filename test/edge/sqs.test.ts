@@ -3,6 +3,7 @@
 // it signs is the host the worker sees.
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { handBackRedriveScenario } from '../sqs/hand-back-scenario.js'
+import { shortenVisibilityScenario } from '../sqs/shorten-visibility-scenario.js'
 import { fifoDelayRedriveScenario, standardQueueScenario } from '../sqs/scenario.js'
 import { SQS_ENV, sqsClient } from '../sqs/sqs-client.js'
 import { startEdgeStack, type EdgeStack } from './edge-stack.js'
@@ -29,5 +30,9 @@ describe('@aws-sdk/client-sqs against the Worker', () => {
 
   it('redrives a message a consumer always hands back after exactly maxReceiveCount receives', async () => {
     await handBackRedriveScenario(sqsClient(base), 'edge')
+  }, 60_000)
+
+  it('makes a message receivable again after a shortened visibility, not the original one', async () => {
+    await shortenVisibilityScenario(sqsClient(base), 'edge')
   }, 60_000)
 })

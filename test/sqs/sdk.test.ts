@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
 import { handBackRedriveScenario } from './hand-back-scenario.js'
+import { shortenVisibilityScenario } from './shorten-visibility-scenario.js'
 import { fifoDelayRedriveScenario, standardQueueScenario } from './scenario.js'
 import { SQS_ENV, sqsClient } from './sqs-client.js'
 
@@ -30,5 +31,9 @@ describe('@aws-sdk/client-sqs on Node', () => {
 
   it('redrives a message a consumer always hands back after exactly maxReceiveCount receives', async () => {
     await handBackRedriveScenario(sqsClient(app.base), 'node')
+  })
+
+  it('makes a message receivable again after a shortened visibility, not the original one', async () => {
+    await shortenVisibilityScenario(sqsClient(app.base), 'node')
   })
 })

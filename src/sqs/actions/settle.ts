@@ -1,5 +1,5 @@
-// DeleteMessage (ack completed under the handle's lease) and ChangeMessageVisibility (a lease
-// extension, or at zero ack `failed`, which hands the message back at once and counts the delivery,
+// DeleteMessage (ack completed under the handle's lease) and ChangeMessageVisibility (the lease set
+// to now + VisibilityTimeout, shorter or longer, or at zero ack `failed`, which hands the message back at once and counts the delivery,
 // so a consumer that always hands back still reaches its queue's maxReceiveCount). A stale handle is a
 // success for DeleteMessage, as AWS documents; only a handle this broker did not sign, or signed
 // for another queue, is ReceiptHandleIsInvalid.
@@ -39,7 +39,8 @@ async function changeVisibility(call: SqsCall, receipt: Receipt, seconds: number
     if (!result?.success) throw messageNotInflight()
     return
   }
-  const [renewed] = await call.context.get('db').call('log_renew_v1', { items: [{ index: 0, leaseId: receipt.leaseId, seconds }] })
+  // SQS restarts the visibility from now, shorter or longer than what is left of it.
+  const [renewed] = await call.context.get('db').call('log_renew_v1', { items: [{ index: 0, leaseId: receipt.leaseId, seconds, exact: true }] })
   if (!renewed?.success) throw messageNotInflight()
 }
 
