@@ -1,6 +1,8 @@
 -- log_renew_v1: POST /api/v1/lease/:leaseId/extend. Extends every partition
 -- holding a live lease, in the tenant, to max(current expiry, now + seconds): never shorter.
--- p_items: [{index, leaseId, seconds}]. Returns, in index order,
+-- An item with `exact: true` sets the expiry to now + seconds, shorter or longer: SQS's
+-- ChangeMessageVisibility restarts the visibility from now (the native route never sends it).
+-- p_items: [{index, leaseId, seconds, exact?}]. Returns, in index order,
 --   [{index, leaseId, success, error, code, expiresAt, partitionsExtended}]; expiresAt is the earliest
 --   new expiry. No matching live row: "Lease already expired" when a row still carries the id, else
 --   "Lease not found". Raises nothing.
@@ -18,6 +20,7 @@ declare
   it jsonb;
   v_lease uuid;
   v_secs integer;
+  v_exact boolean;
   v_min timestamptz;
   v_n integer;
   v_error text;
@@ -26,6 +29,7 @@ begin
   for it in select x from jsonb_array_elements(p_items) x order by (x->>'index')::integer loop
     v_lease := case when _is_uuid(it->>'leaseId') then (it->>'leaseId')::uuid end;
     v_secs := coalesce((it->>'seconds')::integer, 60);
+    v_exact := coalesce((it->>'exact')::boolean, false);
     v_min := null;
     v_n := 0;
     v_error := null;
@@ -39,7 +43,8 @@ begin
          for update of c;
       with upd as (
         update log_consumers c
-           set lease_expires_at = greatest(c.lease_expires_at, v_now + make_interval(secs => v_secs))
+           set lease_expires_at = case when v_exact then v_now + make_interval(secs => v_secs)
+                                       else greatest(c.lease_expires_at, v_now + make_interval(secs => v_secs)) end
           from log_partitions p join queues q on q.id = p.queue_id and q.tenant_id = p_tenant
          where c.lease_id = v_lease and c.partition_id = p.id and c.lease_expires_at > v_now
         returning c.lease_expires_at

@@ -37,6 +37,8 @@ export interface AwsService<C> {
   jsonNamespace: string
   /** The Query answers' XML namespace. */
   xmlNamespace: string
+  /** This service's own name and status for a failure from the broker itself (a 429, an outage). */
+  brokerError(status: number, message: string): AwsError
   /** Query request members' layout (service-wide; action names never collide in meaning). */
   requestShapes: Shapes
   actions: Readonly<Record<string, AwsAction<C>>>
@@ -49,8 +51,8 @@ export interface AwsEndpointOptions<C> {
   /** Builds the host's context for a verified key; may refuse with an AwsError (a tenant mismatch). */
   context(key: AccessKey, request: Request): Promise<C> | C
   requestId(): string
-  /** Turns a host error (a database refusal, an outage) into AWS's shape; unmapped errors propagate. */
-  mapError?(error: unknown): AwsError | null
+  /** Turns a host error (a database refusal, an outage) into AWS's shape for the service that was called; unmapped errors propagate. */
+  mapError?(error: unknown, service: AwsService<C>): AwsError | null
   now?: () => number
 }
 
@@ -88,7 +90,7 @@ export async function handleAwsRequest<C>(request: Request, options: AwsEndpoint
     const xml = queryResponse(sniffed.action, service.xmlNamespace, result, { ...service.requestShapes, ...action.responseShapes }, requestId)
     return new Response(xml, { status: 200, headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId } })
   } catch (error) {
-    const aws = toAwsError(error) ?? options.mapError?.(error) ?? null
+    const aws = toAwsError(error) ?? options.mapError?.(error, service) ?? null
     if (aws === null) throw error
     return protocol === 'json' ? renderJsonError(aws, service.jsonNamespace, requestId) : renderQueryError(aws, requestId)
   }

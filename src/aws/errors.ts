@@ -6,7 +6,7 @@
 // - Query: `<ErrorResponse><Error><Type>Sender</Type><Code>…</Code><Message>…</Message></Error><RequestId>…`.
 import { escapeXml } from './xml.js'
 
-export type AwsErrorStatus = 400 | 403 | 404 | 409 | 413 | 500 | 503
+export type AwsErrorStatus = 400 | 403 | 404 | 409 | 413 | 429 | 500 | 503
 
 export class AwsError extends Error {
   constructor(

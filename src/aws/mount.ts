@@ -43,15 +43,10 @@ export function mountAwsEndpoint(app: Hono<AppEnv>, mount: AwsMount): void {
         await mount.place(c, async () => {})
         return c
       },
-      mapError: (error) => {
+      mapError: (error, service) => {
         const http = toHttpError(error)
         if (http.status >= 500) log.error('AWS request failed', { requestId: c.get('requestId'), status: http.status, ...describeError(error) })
-        if (http.status === 503) return new AwsError('ServiceUnavailable', http.message, 503)
-        if (http.status >= 500) return new AwsError('InternalFailure', 'The request processing has failed because of an unknown error.', 500)
-        if (http.status === 429) return new AwsError('RequestThrottled', http.message, 400)
-        if (http.status === 413) return new AwsError('InvalidParameterValue', http.message, 400)
-        if (http.status === 403) return new AwsError('AccessDenied', http.message, 403)
-        return new AwsError('InvalidParameterValue', http.message, 400)
+        return service.brokerError(http.status, http.message)
       },
     })
   }

@@ -6,6 +6,7 @@ import { AwsError } from '../aws/errors.js'
 import type { Input } from '../aws/input.js'
 import type { Shapes } from '../aws/shapes.js'
 import type { Role } from '../http/auth.js'
+import { snsBrokerError } from './broker-errors.js'
 import { snsInvalidParameter } from './errors.js'
 import type { SnsHost } from './host.js'
 import { publishAction, publishBatchAction } from './publish.js'
@@ -72,6 +73,7 @@ export function snsService<C>(hostOf: (call: AwsCall<C>) => SnsHost): AwsService
     scope: 'sns',
     jsonNamespace: 'com.amazonaws.sns',
     xmlNamespace: 'http://sns.amazonaws.com/doc/2010-03-31/',
+    brokerError: snsBrokerError,
     requestShapes: REQUEST_SHAPES,
     actions: {
       CreateTopic: action(MANAGE, (i, h, c) => createTopicAction(i, h, c.region)),

@@ -3,6 +3,7 @@
 import type { AwsService } from '../aws/endpoint.js'
 import type { AwsContext } from '../aws/mount.js'
 import type { Shape, Shapes } from '../aws/shapes.js'
+import { sqsBrokerError } from './broker-errors.js'
 import { moveTaskActions } from './actions/move-tasks.js'
 import { queueActions } from './actions/queues.js'
 import { receiveActions } from './actions/receive.js'
@@ -42,6 +43,7 @@ export const sqsService: AwsService<AwsContext> = {
   targetPrefix: 'AmazonSQS',
   jsonNamespace: 'com.amazonaws.sqs',
   xmlNamespace: 'http://queue.amazonaws.com/doc/2012-11-05/',
+  brokerError: sqsBrokerError,
   requestShapes: { ...requestShapes, ...entryShapes },
   actions: { ...queueActions, ...sendActions, ...receiveActions, ...settleActions, ...moveTaskActions },
 }

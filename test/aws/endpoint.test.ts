@@ -11,6 +11,7 @@ const service: AwsService<string> = {
   targetPrefix: 'AmazonSQS',
   jsonNamespace: 'com.amazonaws.sqs',
   xmlNamespace: 'http://queue.amazonaws.com/doc/2012-11-05/',
+  brokerError: (status, message) => new AwsError('Broker', message, status === 503 ? 503 : 400),
   requestShapes: { AttributeNames: { kind: 'list', query: 'AttributeName', flat: true } },
   actions: {
     Echo: {

@@ -2,6 +2,8 @@
 // as on Node (test/sqs/sdk.test.ts). The SDK calls miniflare's own loopback listener, so the host
 // it signs is the host the worker sees.
 import { afterAll, beforeAll, describe, it } from 'vitest'
+import { handBackRedriveScenario } from '../sqs/hand-back-scenario.js'
+import { shortenVisibilityScenario } from '../sqs/shorten-visibility-scenario.js'
 import { fifoDelayRedriveScenario, standardQueueScenario } from '../sqs/scenario.js'
 import { SQS_ENV, sqsClient } from '../sqs/sqs-client.js'
 import { startEdgeStack, type EdgeStack } from './edge-stack.js'
@@ -24,5 +26,13 @@ describe('@aws-sdk/client-sqs against the Worker', () => {
 
   it('keeps FIFO group order and deduplicates, delays per queue and per message, and redrives to a DLQ', async () => {
     await fifoDelayRedriveScenario(sqsClient(base), 'edge')
+  }, 60_000)
+
+  it('redrives a message a consumer always hands back after exactly maxReceiveCount receives', async () => {
+    await handBackRedriveScenario(sqsClient(base), 'edge')
+  }, 60_000)
+
+  it('makes a message receivable again after a shortened visibility, not the original one', async () => {
+    await shortenVisibilityScenario(sqsClient(base), 'edge')
   }, 60_000)
 })

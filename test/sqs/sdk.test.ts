@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/database.js'
 import { servedApp, type ServedApp } from '../helpers/served-app.js'
+import { handBackRedriveScenario } from './hand-back-scenario.js'
+import { shortenVisibilityScenario } from './shorten-visibility-scenario.js'
 import { fifoDelayRedriveScenario, standardQueueScenario } from './scenario.js'
 import { SQS_ENV, sqsClient } from './sqs-client.js'
 
@@ -25,5 +27,13 @@ describe('@aws-sdk/client-sqs on Node', () => {
 
   it('keeps FIFO group order and deduplicates, delays per queue and per message, and redrives to a DLQ', async () => {
     await fifoDelayRedriveScenario(sqsClient(app.base), 'node')
+  })
+
+  it('redrives a message a consumer always hands back after exactly maxReceiveCount receives', async () => {
+    await handBackRedriveScenario(sqsClient(app.base), 'node')
+  })
+
+  it('makes a message receivable again after a shortened visibility, not the original one', async () => {
+    await shortenVisibilityScenario(sqsClient(app.base), 'node')
   })
 })

@@ -1,4 +1,4 @@
-// Lease renewal (sql/procedures/008_log_renew.sql): never shortens a lease.
+// Lease renewal (sql/procedures/008_log_renew.sql): never shortens a lease unless an item asks for an exact expiry.
 import { z } from 'zod'
 import { defineFamily, tenantScoped } from '../procedure.js'
 
@@ -13,8 +13,8 @@ const renewItemResult = z.object({
 })
 
 export const renewFamily = defineFamily({
-  /** Extends each named lease to at least `seconds` from now; one result per item. */
-  log_renew_v1: tenantScoped<{ tenant: string; items: { index: number; leaseId: string; seconds: number }[]; now?: Date }>({
+  /** Extends each named lease to at least `seconds` from now (exactly `seconds` from now with `exact`); one result per item. */
+  log_renew_v1: tenantScoped<{ tenant: string; items: { index: number; leaseId: string; seconds: number; exact?: boolean }[]; now?: Date }>({
     tenant: 'text',
     items: 'jsonb',
     now: 'timestamptz',

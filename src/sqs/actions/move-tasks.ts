@@ -52,6 +52,8 @@ async function moveOne(call: SqsCall, source: QueueRecord, destination: QueueRec
   const back = { ...envelope }
   delete back.src
   delete back.oid
+  // Moved back, it starts over as a new message: carrying its receives would redrive it again at once.
+  delete back.rc
   const partition = target.fifo ? (envelope.g ?? 'Default') : nextLane(target.width)
   const result = await c.get('db').call('log_transaction_v1', {
     ops: [

@@ -165,10 +165,10 @@ const receiveMessage: Action = {
   },
 }
 
-/** VisibilityTimeout 0: the message is visible again at once, as at AWS. */
+/** VisibilityTimeout 0: the message is visible again at once, as at AWS, and this delivery counts (`failed`, not `retry`). */
 async function releaseNow(call: SqsCall, frame: PoppedFrame): Promise<void> {
   await call.context.get('db').call('log_ack_v1', {
-    acks: [{ index: 0, partitionId: frame.partitionId, transactionId: frame.transactionId, offset: frame.offset, consumerGroup: QUEUE_MODE, leaseId: frame.leaseId, status: 'retry', error: null }],
+    acks: [{ index: 0, partitionId: frame.partitionId, transactionId: frame.transactionId, offset: frame.offset, consumerGroup: QUEUE_MODE, leaseId: frame.leaseId, status: 'failed', error: null }],
   })
 }
 

@@ -1,5 +1,6 @@
-// DeleteMessage (ack completed under the handle's lease) and ChangeMessageVisibility (a lease
-// extension, or at zero ack `retry`, which hands the message back at once). A stale handle is a
+// DeleteMessage (ack completed under the handle's lease) and ChangeMessageVisibility (the lease set
+// to now + VisibilityTimeout, shorter or longer, or at zero ack `failed`, which hands the message back at once and counts the delivery,
+// so a consumer that always hands back still reaches its queue's maxReceiveCount). A stale handle is a
 // success for DeleteMessage, as AWS documents; only a handle this broker did not sign, or signed
 // for another queue, is ReceiptHandleIsInvalid.
 import type { AwsAction } from '../../aws/endpoint.js'
@@ -24,7 +25,7 @@ async function receiptOf(call: SqsCall, record: QueueRecord, input: Input): Prom
   return receipt
 }
 
-async function ack(call: SqsCall, receipts: readonly Receipt[], status: 'completed' | 'retry') {
+async function ack(call: SqsCall, receipts: readonly Receipt[], status: 'completed' | 'failed') {
   return call.context.get('db').call('log_ack_v1', {
     acks: receipts.map((r, index) => ({ index, partitionId: r.partitionId, transactionId: r.transactionId, offset: r.offset, consumerGroup: QUEUE_MODE, leaseId: r.leaseId, status, error: null })),
   })
@@ -32,11 +33,14 @@ async function ack(call: SqsCall, receipts: readonly Receipt[], status: 'complet
 
 async function changeVisibility(call: SqsCall, receipt: Receipt, seconds: number): Promise<void> {
   if (seconds === 0) {
-    const [result] = await ack(call, [receipt], 'retry')
+    // `failed`, not `retry`: the engine counts a failure (the next ApproximateReceiveCount) and,
+    // with the engine's retry limit out of reach, never drops the message itself.
+    const [result] = await ack(call, [receipt], 'failed')
     if (!result?.success) throw messageNotInflight()
     return
   }
-  const [renewed] = await call.context.get('db').call('log_renew_v1', { items: [{ index: 0, leaseId: receipt.leaseId, seconds }] })
+  // SQS restarts the visibility from now, shorter or longer than what is left of it.
+  const [renewed] = await call.context.get('db').call('log_renew_v1', { items: [{ index: 0, leaseId: receipt.leaseId, seconds, exact: true }] })
   if (!renewed?.success) throw messageNotInflight()
 }
 
