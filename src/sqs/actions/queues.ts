@@ -206,7 +206,6 @@ const listDeadLetterSourceQueues: Action = {
   roles: ROLE_SETS.R_RW_A,
   async run(input, call) {
     const { record } = await resolveQueue(call, input)
-    const arn = queueArn(call.region, accountOf(call), record.name)
     const urls: string[] = []
     let after: string | undefined
     for (;;) {
@@ -218,7 +217,6 @@ const listDeadLetterSourceQueues: Action = {
       if (page.next === null) break
       after = page.next
     }
-    void arn
     return { queueUrls: urls }
   },
 }
