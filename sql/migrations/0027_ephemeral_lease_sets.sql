@@ -8,6 +8,8 @@
 -- ephemeral_leases: lo and hi are the lowest and highest number the row holds (lo keys the row:
 --   a number is leased at most once per group, so two live rows never share one); seqs, partitions
 --   and attempts are parallel arrays. lease_until in the past makes every member redeliverable.
+--   A pop of 100 makes a row of about 2.5 kB; PostgreSQL would compress any row past 2 kB, and
+--   every ack would then decompress it, so rows up to a page are stored as they are.
 --
 -- The table stays UNLOGGED, like everything it points at. Leases held when this runs are carried
 -- over, one row each, so a broker upgraded over a clean restart keeps its in-flight deliveries
@@ -26,7 +28,7 @@ create unlogged table queen.ephemeral_leases (
   attempts integer[] not null,
   lease_until timestamptz not null,
   primary key (tenant_id, queue, grp, lo)
-);
+) with (toast_tuple_target = 8160);
 create index ephemeral_leases_expiry on queen.ephemeral_leases (tenant_id, queue, grp, lease_until);
 
 insert into queen.ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)

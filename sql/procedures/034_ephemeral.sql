@@ -118,8 +118,8 @@ $$;
 
 -- _eph_lease_drop: takes the numbers p_seqs out of the group's lease rows keyed p_rows (a lease
 -- row holds the numbers one pop delivered): a row left empty is deleted, the others rewritten
--- without them. The caller holds those rows locked. The membership test is a hashed set, so an
--- ack of thousands costs in proportion to the rows it touches, not to their product.
+-- without them. The caller holds those rows locked. Members are matched by hash join, so taking
+-- thousands costs in proportion to the members, not to their product.
 create or replace function queen._eph_lease_drop(p_tenant text, p_queue text, p_group text, p_rows bigint[], p_seqs bigint[])
 returns void
 language plpgsql volatile
@@ -129,21 +129,25 @@ begin
   if cardinality(p_rows) = 0 or cardinality(p_seqs) = 0 then
     return;
   end if;
-  with cut as (
-    select l.lo,
-           array_agg(u.seq order by u.seq) filter (where u.seq not in (select unnest(p_seqs))) as seqs,
-           array_agg(u.part order by u.seq) filter (where u.seq not in (select unnest(p_seqs))) as parts,
-           array_agg(u.att order by u.seq) filter (where u.seq not in (select unnest(p_seqs))) as atts
+  with k as (
+    select l.lo, u.seq, u.part, u.att, d.seq is not null as taken
       from ephemeral_leases l
      cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
+      left join unnest(p_seqs) d(seq) on d.seq = u.seq
      where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(p_rows)
-     group by l.lo
+  ), cut as (
+    select k.lo,
+           array_agg(k.seq order by k.seq) filter (where not k.taken) as seqs,
+           array_agg(k.part order by k.seq) filter (where not k.taken) as parts,
+           array_agg(k.att order by k.seq) filter (where not k.taken) as atts
+      from k
+     group by k.lo
+    having bool_or(k.taken)
   ), kept as (
     update ephemeral_leases l
        set lo = c.seqs[1], hi = c.seqs[cardinality(c.seqs)], seqs = c.seqs, partitions = c.parts, attempts = c.atts
       from cut c
-     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo
-       and c.seqs is not null and cardinality(c.seqs) < cardinality(l.seqs)
+     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is not null
   )
   delete from ephemeral_leases l
    using cut c
@@ -453,7 +457,6 @@ declare
   v_redo text[] := '{}'::text[];
   v_all_seq bigint[];
   v_rows bigint[] := '{}'::bigint[];
-  v_settled bigint[];
   v_redo_seq bigint[];
   v_redo_part text[];
   v_redo_att integer[];
@@ -524,19 +527,45 @@ begin
              order by l.lo
                for update) x;
   end if;
+  -- One pass over the locked rows' members: each is matched against the settling and handing-back
+  -- keys by hash join, each row is rewritten without its settled members or deleted when none is
+  -- left (the usual ack of a whole pop: no array is rebuilt), and the verdicts are collected.
   if cardinality(v_rows) > 0 then
-    select coalesce(array_agg(m.key) filter (where m.key in (select unnest(v_done_key))), '{}'),
-           coalesce(array_agg(m.key) filter (where m.key in (select unnest(v_back_key))), '{}'),
-           coalesce(array_agg(m.seq) filter (where m.key in (select unnest(v_done_key)) or m.key in (select unnest(v_back_key))), '{}'),
-           coalesce(array_agg(m.seq order by m.seq) filter (where m.key in (select unnest(v_back_key))), '{}'),
-           coalesce(array_agg(m.part order by m.seq) filter (where m.key in (select unnest(v_back_key))), '{}'),
-           coalesce(array_agg(m.att order by m.seq) filter (where m.key in (select unnest(v_back_key))), '{}')
-      into v_done, v_redo, v_settled, v_redo_seq, v_redo_part, v_redo_att
-      from (select u.seq, u.part, u.att, u.seq::text || '.' || u.att as key
-              from ephemeral_leases l
-             cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
-             where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)) m;
-    perform _eph_lease_drop(p_tenant, p_queue, p_group, v_rows, v_settled);
+    with m as (
+      select l.lo, u.seq, u.part, u.att, u.seq::text || '.' || u.att as key
+        from ephemeral_leases l
+       cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)
+    ), k as (
+      select m.*, d.key is not null as done, b.key is not null as back
+        from m
+        left join unnest(v_done_key) d(key) on d.key = m.key
+        left join unnest(v_back_key) b(key) on b.key = m.key
+    ), cut as (
+      select k.lo,
+             array_agg(k.seq order by k.seq) filter (where not k.done and not k.back) as seqs,
+             array_agg(k.part order by k.seq) filter (where not k.done and not k.back) as parts,
+             array_agg(k.att order by k.seq) filter (where not k.done and not k.back) as atts
+        from k
+       group by k.lo
+      having bool_or(k.done or k.back)
+    ), kept as (
+      update ephemeral_leases l
+         set lo = c.seqs[1], hi = c.seqs[cardinality(c.seqs)], seqs = c.seqs, partitions = c.parts, attempts = c.atts
+        from cut c
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is not null
+    ), gone as (
+      delete from ephemeral_leases l
+       using cut c
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is null
+    )
+    select coalesce(array_agg(k.key) filter (where k.done), '{}'),
+           coalesce(array_agg(k.key) filter (where k.back), '{}'),
+           coalesce(array_agg(k.seq order by k.seq) filter (where k.back), '{}'),
+           coalesce(array_agg(k.part order by k.seq) filter (where k.back), '{}'),
+           coalesce(array_agg(k.att order by k.seq) filter (where k.back), '{}')
+      into v_done, v_redo, v_redo_seq, v_redo_part, v_redo_att
+      from k;
     if cardinality(v_redo_seq) > 0 then
       insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
       values (p_tenant, p_queue, p_group, v_redo_seq[1], v_redo_seq[cardinality(v_redo_seq)],
