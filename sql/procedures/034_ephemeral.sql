@@ -93,8 +93,9 @@ declare
   v_bound bigint;
 begin
   select min(least(coalesce(c.last_seq, 0),
-                   coalesce((select min(l.seq) - 1 from ephemeral_leases l
-                              where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = g.grp and l.partition = p_partition),
+                   coalesce((select min(u.seq) - 1 from ephemeral_leases l
+                                     cross join lateral unnest(l.seqs, l.partitions) u(seq, part)
+                              where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = g.grp and u.part = p_partition),
                             9223372036854775807)))
     into v_bound
     from ephemeral_groups g
@@ -112,6 +113,45 @@ begin
     returning m.bytes
   )
   select count(*), coalesce(sum(gone.bytes), 0) into n, bytes from gone;
+end
+$$;
+
+-- _eph_lease_drop: takes the numbers p_seqs out of the group's lease rows keyed p_rows (a lease
+-- row holds the numbers one pop delivered): a row left empty is deleted, the others rewritten
+-- without them. The caller holds those rows locked. Members are matched by hash join, so taking
+-- thousands costs in proportion to the members, not to their product.
+create or replace function queen._eph_lease_drop(p_tenant text, p_queue text, p_group text, p_rows bigint[], p_seqs bigint[])
+returns void
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  if cardinality(p_rows) = 0 or cardinality(p_seqs) = 0 then
+    return;
+  end if;
+  with k as (
+    select l.lo, u.seq, u.part, u.att, d.seq is not null as taken
+      from ephemeral_leases l
+     cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
+      left join unnest(p_seqs) d(seq) on d.seq = u.seq
+     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(p_rows)
+  ), cut as (
+    select k.lo,
+           array_agg(k.seq order by k.seq) filter (where not k.taken) as seqs,
+           array_agg(k.part order by k.seq) filter (where not k.taken) as parts,
+           array_agg(k.att order by k.seq) filter (where not k.taken) as atts
+      from k
+     group by k.lo
+    having bool_or(k.taken)
+  ), kept as (
+    update ephemeral_leases l
+       set lo = c.seqs[1], hi = c.seqs[cardinality(c.seqs)], seqs = c.seqs, partitions = c.parts, attempts = c.atts
+      from cut c
+     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is not null
+  )
+  delete from ephemeral_leases l
+   using cut c
+   where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is null;
 end
 $$;
 
@@ -238,7 +278,8 @@ $$;
 -- leaseSeconds; with it the cursor alone advances. Creates the ring and the group when absent.
 -- Messages older than ttlSeconds are never delivered. Never sleeps: the route waits.
 -- Returns {"messages": [{id, partition, attempts, payload}], "windowBuffer": {ms, count} | null}.
--- Concurrency: pops of one group serialise on its group row.
+-- Concurrency: pops of one group serialise on its group row. Writes one lease row per call (not per
+-- message): the numbers it delivered, each with its partition and attempt count.
 create or replace function queen.ephemeral_pop_v1(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
 returns jsonb
 language plpgsql volatile
@@ -257,6 +298,13 @@ declare
   v_left integer;
   v_new jsonb;
   v_max bigint;
+  v_rows bigint[];
+  v_taken bigint[] := '{}'::bigint[];
+  v_lease_seq bigint[] := '{}'::bigint[];
+  v_lease_part text[] := '{}'::text[];
+  v_lease_att integer[] := '{}'::integer[];
+  v_new_seq bigint[] := '{}'::bigint[];
+  v_new_part text[] := '{}'::text[];
   r record;
 begin
   perform _eph_check_on();
@@ -287,36 +335,46 @@ begin
     v_cutoff := v_now - make_interval(secs => (v_opt->>'ttlSeconds')::bigint);
   end if;
 
-  -- Redeliveries: leases that expired or were handed back, those handed back or expired longest
-  -- ago first. The scan reads the group's leases (what it has in flight) by primary-key prefix: a
-  -- second index led by the same columns would tie with the primary key in every plan made before
-  -- the table's first ANALYZE, and the acks' single-lease lookups would then walk it.
-  for r in
-    select l.seq, l.partition, l.attempts, m.payload, m.created_at, m.seq is not null as present
-      from ephemeral_leases l
-      left join ephemeral_messages m on m.tenant_id = l.tenant_id and m.queue = l.queue and m.seq = l.seq
-     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lease_until <= v_now
-       and (p_partition is null or l.partition = p_partition)
-     order by l.lease_until, l.seq
-     limit p_batch
-  loop
-    if not r.present or (v_cutoff is not null and r.created_at < v_cutoff) or r.attempts + 1 > v_retry_limit then
-      delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue and grp = p_group and seq = r.seq;
-      if r.present and r.attempts + 1 > v_retry_limit then
-        v_retry_drops := v_retry_drops + 1;
+  -- Redeliveries: members of the group's lease rows that expired or were handed back, those
+  -- handed back or expired longest ago first. The expired rows are found by the expiry index and
+  -- locked first, so an ack settling a member of one of them meanwhile either finishes before this
+  -- reads the row or finds the member gone.
+  select coalesce(array_agg(x.lo), '{}') into v_rows
+    from (select l.lo from ephemeral_leases l
+           where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lease_until <= v_now
+           order by l.lo
+             for update) x;
+  if cardinality(v_rows) > 0 then
+    for r in
+      select u.seq, u.part as partition, u.att as attempts, m.payload, m.created_at, m.seq is not null as present
+        from ephemeral_leases l
+       cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
+        left join ephemeral_messages m on m.tenant_id = l.tenant_id and m.queue = l.queue and m.seq = u.seq
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)
+         and l.lease_until <= v_now
+         and (p_partition is null or u.part = p_partition)
+       order by l.lease_until, u.seq
+       limit p_batch
+    loop
+      -- Every member read leaves its old row; those redelivered without autoAck join this pop's.
+      v_taken := array_append(v_taken, r.seq);
+      if not r.present or (v_cutoff is not null and r.created_at < v_cutoff) or r.attempts + 1 > v_retry_limit then
+        if r.present and r.attempts + 1 > v_retry_limit then
+          v_retry_drops := v_retry_drops + 1;
+        end if;
+        continue;
       end if;
-      continue;
-    end if;
-    if p_auto_ack then
-      delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue and grp = p_group and seq = r.seq;
-    else
-      update ephemeral_leases set attempts = r.attempts + 1, lease_until = v_until
-       where tenant_id = p_tenant and queue = p_queue and grp = p_group and seq = r.seq;
-    end if;
-    v_out := array_append(v_out, jsonb_build_object(
-      'id', 'e:' || v_epoch || ':' || r.partition || ':' || r.seq || '.' || (r.attempts + 1),
-      'partition', r.partition, 'attempts', r.attempts + 1, 'payload', r.payload));
-  end loop;
+      if not p_auto_ack then
+        v_lease_seq := array_append(v_lease_seq, r.seq);
+        v_lease_part := array_append(v_lease_part, r.partition);
+        v_lease_att := array_append(v_lease_att, r.attempts + 1);
+      end if;
+      v_out := array_append(v_out, jsonb_build_object(
+        'id', 'e:' || v_epoch || ':' || r.partition || ':' || r.seq || '.' || (r.attempts + 1),
+        'partition', r.partition, 'attempts', r.attempts + 1, 'payload', r.payload));
+    end loop;
+    perform _eph_lease_drop(p_tenant, p_queue, p_group, v_rows, v_taken);
+  end if;
   if v_retry_drops > 0 then
     update ephemeral_groups set drops_retry = drops_retry + v_retry_drops
      where tenant_id = p_tenant and queue = p_queue and grp = p_group;
@@ -337,9 +395,6 @@ begin
          and (v_cutoff is null or m.created_at >= v_cutoff)
        order by m.seq
        limit v_left
-    ), leased as (
-      insert into ephemeral_leases (tenant_id, queue, grp, seq, partition, attempts, lease_until)
-      select p_tenant, p_queue, p_group, picked.seq, picked.partition, 0, v_until from picked where not p_auto_ack
     ), cursors as (
       insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
       select p_tenant, p_queue, p_group, picked.partition, max(picked.seq) from picked group by picked.partition
@@ -347,14 +402,26 @@ begin
     )
     select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || picked.partition || ':' || picked.seq,
                                         'partition', picked.partition, 'attempts', 0, 'payload', picked.payload) order by picked.seq),
-           max(picked.seq)
-      into v_new, v_max
+           max(picked.seq),
+           coalesce(array_agg(picked.seq order by picked.seq), '{}'),
+           coalesce(array_agg(picked.partition order by picked.seq), '{}')
+      into v_new, v_max, v_new_seq, v_new_part
       from picked;
     -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
     -- below the last one it took has been given to the group (or expired).
     if p_partition is null and v_max is not null then
       update ephemeral_groups set scan_from = v_max where tenant_id = p_tenant and queue = p_queue and grp = p_group;
     end if;
+  end if;
+
+  -- One lease row for everything this pop delivered, members in ascending number. Its lowest
+  -- number keys it: each member left its earlier row above, or was never leased to the group.
+  if not p_auto_ack and cardinality(v_lease_seq) + cardinality(v_new_seq) > 0 then
+    insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
+    select p_tenant, p_queue, p_group, min(u.seq), max(u.seq),
+           array_agg(u.seq order by u.seq), array_agg(u.part order by u.seq), array_agg(u.att order by u.seq), v_until
+      from unnest(v_lease_seq || v_new_seq, v_lease_part || v_new_part,
+                  v_lease_att || array_fill(0, array[cardinality(v_new_seq)])) u(seq, part, att);
   end if;
 
   return jsonb_build_object(
@@ -369,6 +436,7 @@ $$;
 -- 'stale': the id names an incarnation that is gone (a crash or a failover emptied the contents);
 -- 'unknown': no such lease (acked already, redelivered to another pop, reset, deleted, or an id this
 -- broker never minted). A message named twice in one call is settled once; the repeats are 'unknown'.
+-- Rewrites (or deletes) the lease rows the ids fall in, one per pop, not a row per message.
 -- Returns {"results": [{id, outcome}]} in request order.
 create or replace function queen.ephemeral_ack_v1(p_tenant text, p_queue text, p_group text, p_acks jsonb)
 returns jsonb
@@ -387,6 +455,11 @@ declare
   v_back_key text[];
   v_done text[] := '{}'::text[];
   v_redo text[] := '{}'::text[];
+  v_all_seq bigint[];
+  v_rows bigint[] := '{}'::bigint[];
+  v_redo_seq bigint[];
+  v_redo_part text[];
+  v_redo_att integer[];
   v_out jsonb;
 begin
   perform _eph_check_on();
@@ -438,26 +511,66 @@ begin
         ) q
     ) k;
 
-  -- The settling delete and the handing-back update probe the group's leases by number (the
-  -- primary key), whatever the planner knows of a fresh unlogged table, and the attempt must match
-  -- too, so an earlier delivery's id settles nothing.
-  if cardinality(v_done_seq) > 0 then
-    with gone as (
-      delete from ephemeral_leases l
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
-         and l.seq = any(v_done_seq) and (l.seq::text || '.' || l.attempts) = any(v_done_key)
-      returning l.seq::text || '.' || l.attempts as key
-    )
-    select coalesce(array_agg(key), '{}') into v_done from gone;
+  -- The lease rows the ids may fall in are locked first, by their number range (the primary key),
+  -- so a pop redelivering or another ack settling members of the same rows waits or has finished;
+  -- then the members whose number and attempt both match are settled: a completed one leaves its
+  -- row, a failed or retry one moves to a row of its own whose lease has already run out, so the
+  -- next pop hands it out first. An earlier delivery's id matches nothing.
+  v_all_seq := v_done_seq || v_back_seq;
+  if cardinality(v_all_seq) > 0 then
+    select coalesce(array_agg(x.lo), '{}') into v_rows
+      from (select l.lo from ephemeral_leases l
+             where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+               and l.lo <= (select max(a) from unnest(v_all_seq) a)
+               and l.hi >= (select min(a) from unnest(v_all_seq) a)
+               and l.seqs && v_all_seq
+             order by l.lo
+               for update) x;
   end if;
-  if cardinality(v_back_seq) > 0 then
-    with back as (
-      update ephemeral_leases l set lease_until = '-infinity'
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
-         and l.seq = any(v_back_seq) and (l.seq::text || '.' || l.attempts) = any(v_back_key)
-      returning l.seq::text || '.' || l.attempts as key
+  -- One pass over the locked rows' members: each is matched against the settling and handing-back
+  -- keys by hash join, each row is rewritten without its settled members or deleted when none is
+  -- left (the usual ack of a whole pop: no array is rebuilt), and the verdicts are collected.
+  if cardinality(v_rows) > 0 then
+    with m as (
+      select l.lo, u.seq, u.part, u.att, u.seq::text || '.' || u.att as key
+        from ephemeral_leases l
+       cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)
+    ), k as (
+      select m.*, d.key is not null as done, b.key is not null as back
+        from m
+        left join unnest(v_done_key) d(key) on d.key = m.key
+        left join unnest(v_back_key) b(key) on b.key = m.key
+    ), cut as (
+      select k.lo,
+             array_agg(k.seq order by k.seq) filter (where not k.done and not k.back) as seqs,
+             array_agg(k.part order by k.seq) filter (where not k.done and not k.back) as parts,
+             array_agg(k.att order by k.seq) filter (where not k.done and not k.back) as atts
+        from k
+       group by k.lo
+      having bool_or(k.done or k.back)
+    ), kept as (
+      update ephemeral_leases l
+         set lo = c.seqs[1], hi = c.seqs[cardinality(c.seqs)], seqs = c.seqs, partitions = c.parts, attempts = c.atts
+        from cut c
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is not null
+    ), gone as (
+      delete from ephemeral_leases l
+       using cut c
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is null
     )
-    select coalesce(array_agg(key), '{}') into v_redo from back;
+    select coalesce(array_agg(k.key) filter (where k.done), '{}'),
+           coalesce(array_agg(k.key) filter (where k.back), '{}'),
+           coalesce(array_agg(k.seq order by k.seq) filter (where k.back), '{}'),
+           coalesce(array_agg(k.part order by k.seq) filter (where k.back), '{}'),
+           coalesce(array_agg(k.att order by k.seq) filter (where k.back), '{}')
+      into v_done, v_redo, v_redo_seq, v_redo_part, v_redo_att
+      from k;
+    if cardinality(v_redo_seq) > 0 then
+      insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
+      values (p_tenant, p_queue, p_group, v_redo_seq[1], v_redo_seq[cardinality(v_redo_seq)],
+              v_redo_seq, v_redo_part, v_redo_att, '-infinity');
+    end if;
   end if;
 
   select coalesce(jsonb_agg(jsonb_build_object('id', u.id, 'outcome',
@@ -557,8 +670,9 @@ as $$
            where m.tenant_id = p_tenant and m.queue = p_queue and (p_partition is null or m.partition = p_partition)
              and m.seq > coalesce(c.last_seq, 0) and (p_cutoff is null or m.created_at >= p_cutoff))
        + (select count(*) from ephemeral_leases l
+                cross join lateral unnest(l.partitions) u(part)
            where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
-             and (p_partition is null or l.partition = p_partition))
+             and (p_partition is null or u.part = p_partition))
 $$;
 
 -- ephemeral_queues_v1: every ephemeral queue of the tenant, declared or implicit, with its gauges

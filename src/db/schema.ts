@@ -342,13 +342,16 @@ export const ephemeralCursors = queen.table('ephemeral_cursors', {
   lastSeq: int8('last_seq').notNull(),
 })
 
+// One row per pop: the numbers it delivered (ascending) with each one's partition and attempt count.
 export const ephemeralLeases = queen.table('ephemeral_leases', {
   tenantId: text('tenant_id').notNull().default(''),
   queue: text('queue').notNull(),
   grp: text('grp').notNull(),
-  seq: int8('seq').notNull(),
-  partition: text('partition').notNull(),
-  attempts: integer('attempts').notNull(),
+  lo: int8('lo').notNull(),
+  hi: int8('hi').notNull(),
+  seqs: int8('seqs').array().notNull(),
+  partitions: text('partitions').array().notNull(),
+  attempts: integer('attempts').array().notNull(),
   leaseUntil: tstz('lease_until').notNull(),
 })
 

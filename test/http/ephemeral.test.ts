@@ -101,6 +101,39 @@ describe('ephemeral push, pop and ack', () => {
     ])
   })
 
+  it('leases a pop as one row that partial acks shrink, and redelivers only the members left in it', async () => {
+    await push('partial', ['p0', 'p1', 'p2', 'p3', 'p4'])
+    const got = (await pop('partial', { group: 'g', batch: 5 })).body.messages
+    const leaseRows = () => rows(`select count(*)::int as n from queen.ephemeral_leases where queue = 'partial'`)
+    const members = () => rows(`select coalesce(sum(cardinality(seqs)), 0)::int as n from queen.ephemeral_leases where queue = 'partial'`)
+    expect(await leaseRows()).toBe(1)
+    expect(await members()).toBe(5)
+    const settled = await ack('partial', [{ id: got[0].id }, { id: got[3].id }, { id: got[1].id, status: 'failed' }], 'g')
+    expect(settled.body.results.map((r: { outcome: string }) => r.outcome)).toEqual(['acked', 'acked', 'redelivered'])
+    // The pop's row keeps p2 and p4; the handed-back p1 sits in a row of its own.
+    expect(await leaseRows()).toBe(2)
+    expect(await members()).toBe(3)
+    expect((await depth('partial', 'g')).body.pending).toBe(3)
+    const again = (await pop('partial', { group: 'g', batch: 5 })).body.messages
+    expect(again.map((m: { payload: string; attempts: number }) => [m.payload, m.attempts])).toEqual([['p1', 1]])
+    await app.database.sql(`update queen.ephemeral_leases set lease_until = now() - interval '1 second' where queue = 'partial'`)
+    const expired = (await pop('partial', { group: 'g', batch: 5 })).body.messages
+    expect(expired.map((m: { payload: string; attempts: number }) => [m.payload, m.attempts])).toEqual([
+      ['p1', 2],
+      ['p2', 1],
+      ['p4', 1],
+    ])
+    // The original ids of p2 and p4 no longer name a lease; the redelivered ones settle everything.
+    expect((await ack('partial', [{ id: got[2].id }, { id: got[4].id }], 'g')).body.results.map((r: { outcome: string }) => r.outcome)).toEqual([
+      'unknown',
+      'unknown',
+    ])
+    const all = await ack('partial', expired.map((m: { id: string }) => ({ id: m.id })), 'g')
+    expect(all.body.results.every((r: { outcome: string }) => r.outcome === 'acked')).toBe(true)
+    expect(await leaseRows()).toBe(0)
+    expect((await depth('partial', 'g')).body.pending).toBe(0)
+  })
+
   it('answers stale for an id of an incarnation that is gone, and unknown for an id it never minted', async () => {
     await push('stale', ['z'])
     const m = (await pop('stale')).body.messages[0]
