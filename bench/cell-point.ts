@@ -21,6 +21,8 @@ export interface PointSettings {
   brokerRoot?: string
   /** Extra node flags for the broker (`--cpu-prof …`). */
   nodeFlags?: string[]
+  /** Report this many top statements by execution time (0: none). */
+  statements?: number
 }
 
 export interface PointResult {
@@ -49,7 +51,16 @@ export interface PointResult {
    */
   procedureCalls: { push: number; pop: number; ack: number } | null
   calls: CallCounts
+  /** With `BENCH_CELL_STATEMENTS`: the statements (nested ones included) that took the most backend time. */
+  statements?: StatementCost[]
   errors: string[]
+}
+
+export interface StatementCost {
+  query: string
+  calls: number
+  totalMs: number
+  meanUs: number
 }
 
 interface Snapshot {
@@ -80,6 +91,18 @@ async function procedureCallsOf(pg: Postgres, database: string): Promise<Record<
   } catch {
     return null
   }
+}
+
+/** The `limit` statements of `database` with the most execution time (pg_stat_statements, track = all). */
+async function statementsOf(pg: Postgres, database: string, limit: number): Promise<StatementCost[]> {
+  const { rows } = await pg.admin.query<{ query: string; calls: string; total: number; mean: number }>(
+    `select regexp_replace(query, '\\s+', ' ', 'g') as query, calls::text, total_exec_time + total_plan_time as total, (total_exec_time + total_plan_time) / greatest(calls, 1) as mean, total_plan_time as plan
+       from pg_stat_statements
+      where dbid = (select oid from pg_database where datname = $1)
+      order by total_exec_time + total_plan_time desc limit $2`,
+    [database, limit],
+  )
+  return rows.map((r) => ({ query: r.query.slice(0, 160), calls: Number(r.calls), totalMs: round(r.total, 0), meanUs: round(r.mean * 1000, 0) }))
 }
 
 async function commitsOf(pg: Postgres, database: string): Promise<number | null> {
@@ -146,6 +169,8 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
       delivered: ledger.delivered,
       copies: ledger.copies,
     })
+    // The statements table covers the load and the drain only, not the configure and the warm-up.
+    if (settings.statements) await pg.admin.query('select pg_stat_statements_reset(0, (select oid from pg_database where datname = $1), 0)', [database])
     const commits0 = await commitsOf(pg, database)
     const procs0 = await procedureCallsOf(pg, database)
     const a = snap()
@@ -159,6 +184,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
     const drained = await until(() => gate.inflight === 0 && ledger.settled === ledger.accepted, settings.drainMs)
     const c2 = snap()
     const procs1 = await procedureCallsOf(pg, database)
+    const statements = settings.statements ? await statementsOf(pg, database, settings.statements) : undefined
     const endMs = c2.at
     await consumers.stop()
     consumers = undefined
@@ -205,6 +231,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
       commits,
       procedureCalls: procs0 && procs1 ? { push: procs1.push - procs0.push, pop: procs1.pop - procs0.pop, ack: procs1.ack - procs0.ack } : null,
       calls,
+      statements,
       errors,
     }
   } finally {

@@ -107,6 +107,10 @@ function settingsFromEnv() {
     rounds: envInt('BENCH_CELL_ROUNDS', 1),
     // `BENCH_CELL_PROF=<dir>`: each point's broker writes a V8 CPU profile there when it stops.
     profileDir: process.env.BENCH_CELL_PROF ? resolve(process.env.BENCH_CELL_PROF) : undefined,
+    // `BENCH_CELL_STATEMENTS=<n>`: each point also reports its n costliest statements, nested ones included.
+    statements: envCount('BENCH_CELL_STATEMENTS', 0),
+    // `BENCH_CELL_PG_FLAGS="-c name=value …"`: server settings for an A/B of PostgreSQL's own knobs.
+    postgresFlags: (process.env.BENCH_CELL_PG_FLAGS ?? '').split(/\s+/).filter(Boolean),
   }
 }
 
@@ -151,6 +155,16 @@ function costTable(points: PointResult[]): string {
   return [head, `|${'---:|'.repeat(13)}`, ...rows].join('\n')
 }
 
+/** With BENCH_CELL_STATEMENTS: per point, where PostgreSQL's execution time went. */
+function statementsTables(points: (PointResult & { variant?: string })[]): string[] {
+  return points.flatMap((p) => {
+    if (!p.statements?.length) return []
+    const delivered = p.summary.delivered
+    const rows = p.statements.map((s) => `| ${s.calls} | ${s.totalMs} | ${s.meanUs} | ${delivered > 0 ? Math.round((s.totalMs * 1000) / delivered) : '-'} | \`${s.query.replace(/\|/g, '\\|')}\` |`)
+    return [`## Statements at ${pointName(p)} msg/s`, '', '| calls | total ms | mean µs | µs / delivered msg | statement |', `|${'---:|'.repeat(4)}---|`, ...rows, '']
+  })
+}
+
 async function main() {
   const settings = settingsFromEnv()
   const { shape } = settings
@@ -162,7 +176,8 @@ async function main() {
       `rates ${settings.rates.join(', ')} msg/s; ${cpus().length} cores`,
   )
   // pg_stat_statements counts the broker's procedure calls per point (the calls table).
-  const pg = await startPostgres({ postgresFlags: ['-c', 'shared_preload_libraries=pg_stat_statements'] })
+  const trackAll = settings.statements > 0 ? ['-c', 'pg_stat_statements.track=all', '-c', 'pg_stat_statements.track_planning=on'] : []
+  const pg = await startPostgres({ postgresFlags: ['-c', 'shared_preload_libraries=pg_stat_statements', ...trackAll, ...settings.postgresFlags] })
   await pg.admin.query('create extension if not exists pg_stat_statements').catch((error: unknown) => log(`pg_stat_statements unavailable (${String(error)}): procedure calls will not be counted`))
   process.on('SIGINT', () => void pg.stop().then(() => process.exit(130)))
   const points: (PointResult & { variant?: string })[] = []
@@ -181,6 +196,7 @@ async function main() {
         brokerEnv: { DB_POOL_SIZE: String(settings.poolSize), ...variant.env },
         brokerRoot: roots.get(variant.ref),
         nodeFlags: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : undefined,
+        statements: settings.statements,
       })
       points.push(variant.label ? { ...point, variant: variant.label } : point)
       const s = point.summary
@@ -197,7 +213,7 @@ async function main() {
     await pg.stop()
     rmSync(tmp, { recursive: true, force: true })
   }
-  const md = [`## Delivery`, '', deliveryTable(points), '', `## Cost`, '', costTable(points), '', `## Calls`, '', callsTable(points), ''].join('\n')
+  const md = [`## Delivery`, '', deliveryTable(points), '', `## Cost`, '', costTable(points), '', `## Calls`, '', callsTable(points), '', ...statementsTables(points)].join('\n')
   console.log(`\n${md}`)
   const out = join(ROOT, 'bench/results')
   mkdirSync(out, { recursive: true })
