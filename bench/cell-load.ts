@@ -42,9 +42,16 @@ interface Answer {
 }
 
 /** The bare HTTP the loader needs: a tenant header, a string body, and an abort for long polls. */
+export type RouteKind = 'push' | 'pop' | 'ack'
+
+const kindOf = (path: string): RouteKind | undefined =>
+  path === '/api/v1/push' ? 'push' : path.startsWith('/api/v1/pop') ? 'pop' : path === '/api/v1/ack/batch' ? 'ack' : undefined
+
 export class CellHttp {
   private readonly agent: http.Agent
   readonly calls = zeroCalls()
+  /** Every answered request's round trip by route, ms, in answer order (a pop's includes its long-poll wait). */
+  readonly roundTrips: Record<RouteKind, number[]> = { push: [], pop: [], ack: [] }
 
   constructor(
     private readonly port: number,
@@ -61,11 +68,16 @@ export class CellHttp {
       headers['content-type'] = 'application/json'
       headers['content-length'] = String(Buffer.byteLength(body))
     }
+    const kind = kindOf(path)
+    const sentAt = performance.now()
     return new Promise((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port: this.port, path, method, agent: this.agent, headers, ...(signal ? { signal } : {}) }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
+        res.on('end', () => {
+          if (kind) this.roundTrips[kind].push(performance.now() - sentAt)
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })
+        })
         res.on('error', reject)
       })
       req.on('error', reject)
@@ -198,6 +210,34 @@ export async function warmPartitions(client: CellHttp, shape: CellShape): Promis
   }
   await Promise.all(pushes)
   return pushes.length
+}
+
+/**
+ * The warm-up load: the same open-loop pushes at `rate` for `ms`, every message marked warm so the
+ * ledger never sees it (the consumers ack it and count it as warm). What it warms is what a broker
+ * that has been serving meets and a fresh one does not: the pool's connections and their compiled
+ * procedures, the loader's sockets, the JIT. Resolves with the number of warm messages stored.
+ */
+export async function warmLoad(client: CellHttp, shape: CellShape, gate: InflightGate, rate: number, ms: number): Promise<number> {
+  const pad = padFor(shape.payloadBytes)
+  const total = Math.max(1, Math.round((rate * ms) / 1000))
+  const start = performance.now()
+  const sent: Promise<boolean>[] = []
+  for (let k = 0; k < total; ) {
+    const due = dueBy(performance.now() - start, rate, total)
+    for (; k < due; k++) {
+      if (!gate.tryEnter()) continue
+      const { tenant, partition } = placement(k, shape.tenants, shape.partitions)
+      sent.push(
+        client.request('POST', '/api/v1/push', tenantName(tenant), pushBody(shape, pad, WARM, tenant, partition, 0)).then(
+          (answer) => (gate.leave(), queued(answer)),
+          () => (gate.leave(), false),
+        ),
+      )
+    }
+    if (k < total) await sleep(Math.max(0, start + dueAt(k, rate) - performance.now()))
+  }
+  return (await Promise.all(sent)).filter(Boolean).length
 }
 
 export interface Pacer {

@@ -5,13 +5,15 @@ import { loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { percentile, round, sleep } from './lib.js'
 import { InflightGate, Ledger, type LedgerSummary } from './cell-ledger.js'
-import { CellHttp, runPacer, startConsumers, tenantName, warmPartitions, zeroCalls, type CallCounts, type CellShape } from './cell-load.js'
+import { CellHttp, type RouteKind, runPacer, startConsumers, tenantName, warmLoad, warmPartitions, zeroCalls, type CallCounts, type CellShape } from './cell-load.js'
 import { TICKS_PER_SECOND, machineTicks, postgresTicks, processTicks, selfTicks } from './cell-cpu.js'
 import { log, startBroker, type Postgres } from './stack.js'
 
 export interface PointSettings {
   rate: number
   durationMs: number
+  /** Load at the same rate before the measured window, its messages not counted (0: none). */
+  warmupMs: number
   /** How long after the load the consumers may take to deliver what is left; undelivered then is lost. */
   drainMs: number
   /** A progress line every this many ms of load (0: none). */
@@ -51,6 +53,8 @@ export interface PointResult {
    */
   procedureCalls: { push: number; pop: number; ack: number } | null
   calls: CallCounts
+  /** Round trips by route over the load window, ms (a pop's includes any long-poll wait). */
+  roundTrips: Record<RouteKind, { p50: number | null; p99: number | null }>
   /** With `BENCH_CELL_STATEMENTS`: the statements (nested ones included) that took the most backend time. */
   statements?: StatementCost[]
   errors: string[]
@@ -155,7 +159,8 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
       if (answer.status !== 200 && answer.status !== 201) throw new Error(`configure answered ${answer.status}: ${answer.text.slice(0, 200)}`)
     }
     consumers = startConsumers(client, shape, ledger, errors)
-    const warm = await warmPartitions(client, shape)
+    let warm = await warmPartitions(client, shape)
+    if (settings.warmupMs > 0) warm += await warmLoad(client, shape, new InflightGate(shape.maxInflight), settings.rate, settings.warmupMs)
     const c = consumers
     if (!(await until(() => c.warmAcked() >= warm, 60_000))) throw new Error(`the warm-up messages were not all delivered and acked within 60 s (${c.warmAcked()} of ${warm})`)
 
@@ -173,13 +178,15 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
     if (settings.statements) await pg.admin.query('select pg_stat_statements_reset(0, (select oid from pg_database where datname = $1), 0)', [database])
     const commits0 = await commitsOf(pg, database)
     const procs0 = await procedureCallsOf(pg, database)
+    const tripsFrom = { push: client.roundTrips.push.length, pop: client.roundTrips.pop.length, ack: client.roundTrips.ack.length }
     const a = snap()
     const pacer = runPacer(client, shape, ledger, gate, { rate: settings.rate, total, start: a.at }, errors)
-    const reporter = settings.reportMs > 0 ? progress(ledger, gate, a.at, settings.reportMs) : undefined
+    const reporter = settings.reportMs > 0 ? progress(ledger, gate, client, a.at, settings.reportMs) : undefined
     await pacer.done
     // The last message is due one interval before the window ends: the window is the whole duration.
     await sleep(Math.max(0, a.at + settings.durationMs - performance.now()))
     const b = snap()
+    const roundTrips = tripSummary(client, tripsFrom)
     reporter?.stop()
     const drained = await until(() => gate.inflight === 0 && ledger.settled === ledger.accepted, settings.drainMs)
     const c2 = snap()
@@ -231,6 +238,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
       commits,
       procedureCalls: procs0 && procs1 ? { push: procs1.push - procs0.push, pop: procs1.pop - procs0.pop, ack: procs1.ack - procs0.ack } : null,
       calls,
+      roundTrips,
       statements,
       errors,
     }
@@ -252,6 +260,15 @@ async function backendsGone(pg: Postgres, database: string): Promise<void> {
   }
 }
 
+function tripSummary(client: CellHttp, from: Record<RouteKind, number>): PointResult['roundTrips'] {
+  const one = (kind: RouteKind) => {
+    const ms = client.roundTrips[kind].slice(from[kind]).sort((x, y) => x - y)
+    const at = (p: number) => (ms.length ? round(percentile(ms, p)!, 1) : null)
+    return { p50: at(50), p99: at(99) }
+  }
+  return { push: one('push'), pop: one('pop'), ack: one('ack') }
+}
+
 function diffCalls(after: CallCounts, before: CallCounts): CallCounts {
   const out = zeroCalls()
   for (const key of Object.keys(out) as (keyof CallCounts)[]) out[key] = after[key] - before[key]
@@ -261,8 +278,15 @@ function diffCalls(after: CallCounts, before: CallCounts): CallCounts {
 const fmt = (v: number | null) => (v === null ? '-' : `${Math.round(v)} ms`)
 
 /** A line every `everyMs` of load: what was offered, accepted and delivered in the interval, and its p99. */
-function progress(ledger: Ledger, gate: InflightGate, start: number, everyMs: number) {
+function progress(ledger: Ledger, gate: InflightGate, client: CellHttp, start: number, everyMs: number) {
   let last = { at: start, offered: 0, accepted: 0, delivered: 0, shed: 0 }
+  const seen = { push: client.roundTrips.push.length, pop: client.roundTrips.pop.length, ack: client.roundTrips.ack.length }
+  const trips = (kind: RouteKind) => {
+    const all = client.roundTrips[kind]
+    const recent = all.slice(seen[kind]).sort((x, y) => x - y)
+    seen[kind] = all.length
+    return `${fmt(percentile(recent, 50))}/${fmt(percentile(recent, 99))}`
+  }
   const timer = setInterval(() => {
     const now = performance.now()
     const s = (now - last.at) / 1000
@@ -270,7 +294,8 @@ function progress(ledger: Ledger, gate: InflightGate, start: number, everyMs: nu
     const rate = (n: number) => Math.round(n / s)
     log(
       `  t=${Math.round((now - start) / 1000)} s: offered ${rate(ledger.offered - last.offered)}/s, accepted ${rate(ledger.accepted - last.accepted)}/s, ` +
-        `delivered ${rate(ledger.delivered - last.delivered)}/s, shed ${gate.shed - last.shed}, in flight ${gate.inflight}, p99 ${fmt(percentile(delays, 99))}`,
+        `delivered ${rate(ledger.delivered - last.delivered)}/s, shed ${gate.shed - last.shed}, in flight ${gate.inflight}, p99 ${fmt(percentile(delays, 99))}; ` +
+        `round trips p50/p99 push ${trips('push')} pop ${trips('pop')} ack ${trips('ack')}`,
     )
     last = { at: now, offered: ledger.offered, accepted: ledger.accepted, delivered: ledger.delivered, shed: gate.shed }
   }, everyMs)

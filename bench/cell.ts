@@ -100,6 +100,9 @@ function settingsFromEnv() {
     shape,
     rates: rates(base.rates),
     durationMs: envInt('BENCH_CELL_DURATION_MS', base.durationMs),
+    // A fresh broker's first seconds at a high rate are a cold start (JIT, sockets, backends): the
+    // point measures the steady state after this much of the same load (BENCHMARKS.md shows both).
+    warmupMs: envCount('BENCH_CELL_WARMUP_MS', 3000),
     drainMs: envCount('BENCH_CELL_DRAIN_MS', base.drainMs),
     reportMs: envCount('BENCH_CELL_REPORT_MS', base.reportMs),
     poolSize: envInt('BENCH_CELL_POOL_SIZE', 10),
@@ -131,16 +134,18 @@ function deliveryTable(points: PointResult[]): string {
 
 /** Requests by route against the procedure calls they cost: push fusion shows as push calls below push requests. */
 function callsTable(points: PointResult[]): string {
-  const head = '| offered msg/s | push requests / calls | pop requests (empty) / calls | ack requests / calls | msgs / push call | procedure calls / msg |'
+  const head = '| offered msg/s | push requests / calls | pop requests (empty) / calls | ack requests / calls | msgs / push call | procedure calls / msg | round trip p50 / p99: push, pop, ack |'
   const rows = points.map((p) => {
     const r = p.calls
     const pc = p.procedureCalls
     const delivered = p.summary.delivered
     const perPush = pc && pc.push > 0 ? Math.round((r.push / pc.push) * 100) / 100 : null
     const perMsg = pc && delivered > 0 ? Math.round(((pc.push + pc.pop + pc.ack) / delivered) * 100) / 100 : null
-    return `| ${pointName(p)} | ${r.push} / ${num(pc?.push ?? null)} | ${r.pop} (${r.popEmpty}) / ${num(pc?.pop ?? null)} | ${r.ack} / ${num(pc?.ack ?? null)} | ${num(perPush)} | ${num(perMsg)} |`
+    const t = p.roundTrips
+    const trip = (k: keyof typeof t) => `${ms(t[k].p50)} / ${ms(t[k].p99)}`
+    return `| ${pointName(p)} | ${r.push} / ${num(pc?.push ?? null)} | ${r.pop} (${r.popEmpty}) / ${num(pc?.pop ?? null)} | ${r.ack} / ${num(pc?.ack ?? null)} | ${num(perPush)} | ${num(perMsg)} | ${trip('push')}, ${trip('pop')}, ${trip('ack')} |`
   })
-  return [head, `|${'---:|'.repeat(6)}`, ...rows].join('\n')
+  return [head, `|${'---:|'.repeat(7)}`, ...rows].join('\n')
 }
 
 function costTable(points: PointResult[]): string {
@@ -191,6 +196,7 @@ async function main() {
       const point = await runPoint(pg, i + 1, shape, {
         rate,
         durationMs: settings.durationMs,
+        warmupMs: settings.warmupMs,
         drainMs: settings.drainMs,
         reportMs: settings.reportMs,
         brokerEnv: { DB_POOL_SIZE: String(settings.poolSize), ...variant.env },
