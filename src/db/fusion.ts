@@ -41,10 +41,11 @@ export interface FusionOptions {
   maxInFlight?: number
   /**
    * Fusion under load: a batch whose hold is over while `inFlight` calls of its kind are already
-   * in flight, some of them its own tenant's, waits on for one of them to return (in all at most `maxHoldMs` from its first
-   * member), gathering the calls that arrive meanwhile. A call would wait for the database then
-   * anyway, in the pool's queue, where nothing can join it; one slot freed sends the batch due
-   * longest, so the calls in flight stay near `inFlight` whatever the number of tenants.
+   * in flight, some of them its own tenant's, waits on for one of them to return (in all at most
+   * `maxHoldMs` from its first member), gathering the calls that arrive meanwhile. A call would
+   * wait for the database then anyway, in the pool's queue or its tenant's share, where nothing
+   * can join it; one slot freed sends the batch due longest, so the calls in flight stay near
+   * `inFlight` plus one for each other tenant that has none.
    */
   busy?: { inFlight: number; maxHoldMs: number }
 }
