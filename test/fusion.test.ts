@@ -136,6 +136,50 @@ describe('push fusion', () => {
     }
   })
 
+  it("under load, sends a tenant's push at once when none of its own calls is in flight, however many another tenant's are", async () => {
+    // Tenant A's push is held in PostgreSQL (its partition row locked) and fills the one slot; tenant
+    // B's push must not wait in a batch for A's call to return: fusion pays only for a tenant whose
+    // own calls would queue, and a tenant flooding pushes would otherwise hold every other's.
+    let calls = 0
+    const pool = createNodePool({ connectionString: database.url, max: 4 })
+    const query = pool.query.bind(pool) as typeof pool.query
+    pool.query = ((text: string, values?: unknown[]) => {
+      if (text.includes('log_push_v1')) calls++
+      return query(text, values)
+    }) as typeof pool.query
+    const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
+    const blocker = createNodePool({ connectionString: database.url, max: 1 })
+    const locker = await blocker.connect()
+    try {
+      await db.call('log_push_v1', { tenant: 'fair-a', items: [item(0, 'fuse-fair', 'held', { warm: true })] })
+      await locker.query('begin')
+      await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+                           where q.name = 'fuse-fair' and q.tenant_id = 'fair-a' and p.name = 'held' for update of p`)
+      const held = busy.call('log_push_v1', { tenant: 'fair-a', items: [item(0, 'fuse-fair', 'held', { n: 'held' })] })
+      for (;;) {
+        const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
+        if (row!.n > 0) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      // B answers while A's call is still held (without the rule it would wait for it to return).
+      const b = await busy.call('log_push_v1', { tenant: 'fair-b', items: [item(0, 'fuse-fair', 'p0', { b: true })] })
+      expect(b.items.map((i) => [i.status, i.offset])).toEqual([['queued', 0]])
+      expect(calls).toBe(2)
+      // A's own next push still waits for A's call in flight, to leave with whatever joins it.
+      const a = busy.call('log_push_v1', { tenant: 'fair-a', items: [item(0, 'fuse-fair', 'p0', { a: true })] })
+      await new Promise((r) => setTimeout(r, 20))
+      expect(calls).toBe(2)
+      await locker.query('commit')
+      expect((await held).items.map((i) => i.status)).toEqual(['queued'])
+      expect((await a).items.map((i) => [i.status, i.offset])).toEqual([['queued', 0]])
+      expect(calls).toBe(3)
+    } finally {
+      locker.release()
+      await blocker.end()
+      await busy.close()
+    }
+  })
+
   it("runs the fused calls, not the requests, within a tenant's share of calls in flight", async () => {
     // A share of one call at a time: before, it let one push through and queued the rest one by one,
     // where nothing could join them; beneath fusion it holds the fused calls to one at a time.
@@ -258,6 +302,22 @@ describe('ack fusion', () => {
     const results = await Promise.all(burst)
     expect(results.map(([r]) => r!.success)).toEqual([true, true, true, true, true])
     expect(ackStatements).toBeLessThan(5)
+  })
+
+  it("sends a tenant's ack at once while none of its own is in flight, however many another tenant's are", async () => {
+    const pops = await leased('fuse-ack-fair', 3)
+    ackStatements = 0
+    const burst = pops.slice(0, NODE_FUSION.ack.maxInFlight).map(([m]) => db.call('log_ack_v1', { tenant: '', acks: [ackOf(m!, 0)] }))
+    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight)
+    // Another tenant's ack (of a message it does not hold: a per-item verdict) goes out at once,
+    // while the same tenant's next one waits for a slot.
+    const other = db.call('log_ack_v1', { tenant: 'fair-other', acks: [ackOf(pops[2]![0]!, 0)] })
+    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight! + 1)
+    const own = db.call('log_ack_v1', { tenant: '', acks: [ackOf(pops[2]![0]!, 0)] })
+    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight! + 1)
+    expect((await Promise.all(burst)).map(([r]) => r!.success)).toEqual([true, true])
+    expect((await other)[0]!.success).toBe(false)
+    expect((await own)[0]!.success).toBe(true)
   })
 
   it('fuses acks of many items from several leases, each caller answered its own items', async () => {
