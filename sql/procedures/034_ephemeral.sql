@@ -297,7 +297,6 @@ declare
   v_retry_drops bigint := 0::bigint;
   v_left integer;
   v_new jsonb;
-  v_max bigint;
   v_rows bigint[];
   v_taken bigint[] := '{}'::bigint[];
   v_lease_seq bigint[] := '{}'::bigint[];
@@ -305,6 +304,15 @@ declare
   v_lease_att integer[] := '{}'::integer[];
   v_new_seq bigint[] := '{}'::bigint[];
   v_new_part text[] := '{}'::text[];
+  v_new_payload jsonb[] := '{}'::jsonb[];
+  v_win_seq bigint[];
+  v_win_part text[];
+  v_win_payload jsonb[];
+  v_from bigint;
+  v_lo bigint;
+  v_hi bigint;
+  v_width bigint;
+  v_skip jsonb;
   r record;
 begin
   perform _eph_check_on();
@@ -380,37 +388,72 @@ begin
      where tenant_id = p_tenant and queue = p_queue and grp = p_group;
   end if;
 
-  -- New messages: those past the group's cursor of their partition, oldest first.
+  -- New messages: those past the group's cursor of their partition, oldest first. They are read in
+  -- windows of consecutive numbers (a ring numbers its pushes without gaps, so a window as wide as
+  -- the batch usually holds it all), each starting at the lowest number left, found by the index.
+  -- Every statement is then bounded by its window whatever the planner believes of the table's
+  -- size: an unbounded "past the cursor, in number order" read was planned, before a fresh table's
+  -- first statistics, as "read every row of the queue and sort", and cost a pop over a large
+  -- backlog hundreds of milliseconds until autovacuum's first ANALYZE. A window that gaps or
+  -- filters leave short is followed by one four times wider.
   v_left := p_batch - cardinality(v_out);
   if v_left > 0 then
-    with picked as (
-      select m.seq, m.partition, m.payload
-        from ephemeral_messages m
-        left join ephemeral_cursors c
-          on c.tenant_id = m.tenant_id and c.queue = m.queue and c.grp = p_group and c.partition = m.partition
-       where m.tenant_id = p_tenant and m.queue = p_queue
-         and (p_partition is null or m.partition = p_partition)
-         and m.seq > case when p_partition is null then v_group.scan_from else 0 end
-         and m.seq > coalesce(c.last_seq, 0)
-         and (v_cutoff is null or m.created_at >= v_cutoff)
-       order by m.seq
-       limit v_left
-    ), cursors as (
+    if p_partition is null then
+      v_from := v_group.scan_from;
+      -- Partitions whose cursor a partition pop moved past scan_from: their messages up to it
+      -- were delivered already. Usually none.
+      select jsonb_object_agg(c.partition, c.last_seq) into v_skip
+        from ephemeral_cursors c
+       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.last_seq > v_from;
+    else
+      select coalesce(max(c.last_seq), 0) into v_from
+        from ephemeral_cursors c
+       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.partition = p_partition;
+    end if;
+    v_width := v_left::bigint;
+    loop
+      if p_partition is null then
+        select min(m.seq) into v_lo from ephemeral_messages m
+         where m.tenant_id = p_tenant and m.queue = p_queue and m.seq > v_from;
+      else
+        select min(m.seq) into v_lo from ephemeral_messages m
+         where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p_partition and m.seq > v_from;
+      end if;
+      exit when v_lo is null;
+      v_hi := v_lo + v_width - 1;
+      select coalesce(array_agg(w.seq order by w.seq), '{}'), coalesce(array_agg(w.partition order by w.seq), '{}'),
+             coalesce(array_agg(w.payload order by w.seq), '{}')
+        into v_win_seq, v_win_part, v_win_payload
+        from (select m.seq, m.partition, m.payload
+                from ephemeral_messages m
+               where m.tenant_id = p_tenant and m.queue = p_queue and m.seq >= v_lo and m.seq <= v_hi
+                 and (p_partition is null or m.partition = p_partition)
+                 and (v_cutoff is null or m.created_at >= v_cutoff)
+                 and (v_skip is null or m.seq > coalesce((v_skip->>m.partition)::bigint, 0))
+               order by m.seq
+               limit v_left) w;
+      v_new_seq := v_new_seq || v_win_seq;
+      v_new_part := v_new_part || v_win_part;
+      v_new_payload := v_new_payload || v_win_payload;
+      v_left := v_left - cardinality(v_win_seq);
+      exit when v_left <= 0;
+      v_from := v_hi;
+      v_width := least(v_width * 4, 1000000000000);
+    end loop;
+    if cardinality(v_new_seq) > 0 then
       insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
-      select p_tenant, p_queue, p_group, picked.partition, max(picked.seq) from picked group by picked.partition
-      on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq)
-    )
-    select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || picked.partition || ':' || picked.seq,
-                                        'partition', picked.partition, 'attempts', 0, 'payload', picked.payload) order by picked.seq),
-           max(picked.seq),
-           coalesce(array_agg(picked.seq order by picked.seq), '{}'),
-           coalesce(array_agg(picked.partition order by picked.seq), '{}')
-      into v_new, v_max, v_new_seq, v_new_part
-      from picked;
-    -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
-    -- below the last one it took has been given to the group (or expired).
-    if p_partition is null and v_max is not null then
-      update ephemeral_groups set scan_from = v_max where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+      select p_tenant, p_queue, p_group, u.part, max(u.seq) from unnest(v_new_seq, v_new_part) u(seq, part) group by u.part
+      on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq);
+      select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || u.part || ':' || u.seq,
+                                          'partition', u.part, 'attempts', 0, 'payload', u.payload) order by u.ord)
+        into v_new
+        from unnest(v_new_seq, v_new_part, v_new_payload) with ordinality u(seq, part, payload, ord);
+      -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
+      -- below the last one it took has been given to the group (or expired).
+      if p_partition is null then
+        update ephemeral_groups set scan_from = v_new_seq[cardinality(v_new_seq)]
+         where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+      end if;
     end if;
   end if;
 

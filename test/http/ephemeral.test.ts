@@ -59,6 +59,17 @@ describe('ephemeral push, pop and ack', () => {
     expect(payloadsOf((await pop('parts', { batch: 10, autoAck: true })).body)).toEqual(['a1', 'a2', 'a3'])
   })
 
+  it('pops queue-wide past what partition pops delivered, in number order, whatever the gaps', async () => {
+    await push('gaps', ['a1', 'a2', 'a3', 'a4', 'a5'], { partition: 'a' })
+    await push('gaps', ['b1'], { partition: 'b' })
+    await push('gaps', ['a6'], { partition: 'a' })
+    expect(payloadsOf((await pop('gaps', { partition: 'a', batch: 3, autoAck: true })).body)).toEqual(['a1', 'a2', 'a3'])
+    expect(payloadsOf((await pop('gaps', { batch: 2, autoAck: true })).body)).toEqual(['a4', 'a5'])
+    expect(payloadsOf((await pop('gaps', { batch: 1, autoAck: true })).body)).toEqual(['b1'])
+    expect(payloadsOf((await pop('gaps', { partition: 'a', batch: 10, autoAck: true })).body)).toEqual(['a6'])
+    expect(payloadsOf((await pop('gaps', { batch: 10, autoAck: true })).body)).toEqual([])
+  })
+
   it('gives every group its own cursor and shares one between the consumers of a group', async () => {
     await push('fan', [1, 2, 3, 4])
     const a = await pop('fan', { group: 'a', batch: 10, autoAck: true })
