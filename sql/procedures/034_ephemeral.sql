@@ -196,18 +196,16 @@ begin
     return jsonb_build_object('pushed', 0);
   end if;
   select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
-  -- Read before the ring row is locked: pushes of a queue wait for one another on that row, so
-  -- what needs no lock stays out of the time it is held. (A configure never took the ring row.)
-  v_opt := _eph_options_of(p_tenant, p_queue);
-  v_ttl := (v_opt->>'ttlSeconds')::bigint;
-  v_max_len := (v_opt->>'maxLength')::bigint;
-  v_max_bytes := (v_opt->>'maxBytes')::bigint;
 
   select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
   if v_ring.queue is null then
     insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
     select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
   end if;
+  v_opt := _eph_options_of(p_tenant, p_queue);
+  v_ttl := (v_opt->>'ttlSeconds')::bigint;
+  v_max_len := (v_opt->>'maxLength')::bigint;
+  v_max_bytes := (v_opt->>'maxBytes')::bigint;
 
   -- TTL: only when the oldest message has expired does the sweep scan.
   if v_ttl > 0 and exists (
