@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { createDatabase } from '../src/db/database.js'
 import { startEmbeddedPostgres } from '../src/db/embedded.js'
+import { ackVerdicts, parseAcks } from '../src/ephemeral/ack-ids.js'
 import { migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
 import type { PoolLike } from '../src/db/queryable.js'
@@ -141,7 +142,10 @@ async function main() {
           eDone = true
           return 0
         }
-        await db.call('ephemeral_ack_v1', { tenant, queue: ec, group: '', acks: popped.messages.map((m) => ({ id: m.id, status: 'completed' })) } as never)
+        // As the route does: the ids parsed in the broker, the parsed deliveries settled by ephemeral_ack_v2.
+        const acks = popped.messages.map((m) => ({ id: m.id, status: 'completed' as const }))
+        const parsed = parseAcks(acks)
+        ackVerdicts(acks, parsed, await db.call('ephemeral_ack_v2', { tenant, queue: ec, group: '', ...parsed.args }))
         return popped.messages.length
       }, () => eDone)
     }

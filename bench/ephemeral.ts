@@ -9,7 +9,7 @@
 // checkpointer, autovacuum) and of this client, over the whole loop: the figure a busy shared
 // machine does not distort, where msg/s moves with other work on the cores.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -100,7 +100,14 @@ async function fill(push: (w: number) => Promise<number>) {
 
 async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'queen-bench-ephemeral-'))
-  const pg = await startEmbeddedPostgres({ dataDir: tmp })
+  // `BENCH_EPHEMERAL_PG_FLAGS="-c name=value …"`: server settings, e.g. auto_explain to see a slow
+  // round's plans; `BENCH_EPHEMERAL_PG_LOG=<file>`: the server's log, appended there.
+  const logFile = process.env.BENCH_EPHEMERAL_PG_LOG
+  const pg = await startEmbeddedPostgres({
+    dataDir: tmp,
+    postgresFlags: (process.env.BENCH_EPHEMERAL_PG_FLAGS ?? '').split(/\s+/).filter(Boolean),
+    ...(logFile ? { log: (line: string) => appendFileSync(logFile, `${line}\n`) } : {}),
+  })
   const port = await freePort()
   const broker = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/node.ts')], {
     cwd: ROOT,

@@ -297,7 +297,6 @@ declare
   v_retry_drops bigint := 0::bigint;
   v_left integer;
   v_new jsonb;
-  v_max bigint;
   v_rows bigint[];
   v_taken bigint[] := '{}'::bigint[];
   v_lease_seq bigint[] := '{}'::bigint[];
@@ -305,6 +304,15 @@ declare
   v_lease_att integer[] := '{}'::integer[];
   v_new_seq bigint[] := '{}'::bigint[];
   v_new_part text[] := '{}'::text[];
+  v_new_payload jsonb[] := '{}'::jsonb[];
+  v_win_seq bigint[];
+  v_win_part text[];
+  v_win_payload jsonb[];
+  v_from bigint;
+  v_lo bigint;
+  v_hi bigint;
+  v_width bigint;
+  v_skip jsonb;
   r record;
 begin
   perform _eph_check_on();
@@ -380,37 +388,72 @@ begin
      where tenant_id = p_tenant and queue = p_queue and grp = p_group;
   end if;
 
-  -- New messages: those past the group's cursor of their partition, oldest first.
+  -- New messages: those past the group's cursor of their partition, oldest first. They are read in
+  -- windows of consecutive numbers (a ring numbers its pushes without gaps, so a window as wide as
+  -- the batch usually holds it all), each starting at the lowest number left, found by the index.
+  -- Every statement is then bounded by its window whatever the planner believes of the table's
+  -- size: an unbounded "past the cursor, in number order" read was planned, before a fresh table's
+  -- first statistics, as "read every row of the queue and sort", and cost a pop over a large
+  -- backlog hundreds of milliseconds until autovacuum's first ANALYZE. A window that gaps or
+  -- filters leave short is followed by one four times wider.
   v_left := p_batch - cardinality(v_out);
   if v_left > 0 then
-    with picked as (
-      select m.seq, m.partition, m.payload
-        from ephemeral_messages m
-        left join ephemeral_cursors c
-          on c.tenant_id = m.tenant_id and c.queue = m.queue and c.grp = p_group and c.partition = m.partition
-       where m.tenant_id = p_tenant and m.queue = p_queue
-         and (p_partition is null or m.partition = p_partition)
-         and m.seq > case when p_partition is null then v_group.scan_from else 0 end
-         and m.seq > coalesce(c.last_seq, 0)
-         and (v_cutoff is null or m.created_at >= v_cutoff)
-       order by m.seq
-       limit v_left
-    ), cursors as (
+    if p_partition is null then
+      v_from := v_group.scan_from;
+      -- Partitions whose cursor a partition pop moved past scan_from: their messages up to it
+      -- were delivered already. Usually none.
+      select jsonb_object_agg(c.partition, c.last_seq) into v_skip
+        from ephemeral_cursors c
+       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.last_seq > v_from;
+    else
+      select coalesce(max(c.last_seq), 0) into v_from
+        from ephemeral_cursors c
+       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.partition = p_partition;
+    end if;
+    v_width := v_left::bigint;
+    loop
+      if p_partition is null then
+        select min(m.seq) into v_lo from ephemeral_messages m
+         where m.tenant_id = p_tenant and m.queue = p_queue and m.seq > v_from;
+      else
+        select min(m.seq) into v_lo from ephemeral_messages m
+         where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p_partition and m.seq > v_from;
+      end if;
+      exit when v_lo is null;
+      v_hi := v_lo + v_width - 1;
+      select coalesce(array_agg(w.seq order by w.seq), '{}'), coalesce(array_agg(w.partition order by w.seq), '{}'),
+             coalesce(array_agg(w.payload order by w.seq), '{}')
+        into v_win_seq, v_win_part, v_win_payload
+        from (select m.seq, m.partition, m.payload
+                from ephemeral_messages m
+               where m.tenant_id = p_tenant and m.queue = p_queue and m.seq >= v_lo and m.seq <= v_hi
+                 and (p_partition is null or m.partition = p_partition)
+                 and (v_cutoff is null or m.created_at >= v_cutoff)
+                 and (v_skip is null or m.seq > coalesce((v_skip->>m.partition)::bigint, 0))
+               order by m.seq
+               limit v_left) w;
+      v_new_seq := v_new_seq || v_win_seq;
+      v_new_part := v_new_part || v_win_part;
+      v_new_payload := v_new_payload || v_win_payload;
+      v_left := v_left - cardinality(v_win_seq);
+      exit when v_left <= 0;
+      v_from := v_hi;
+      v_width := least(v_width * 4, 1000000000000);
+    end loop;
+    if cardinality(v_new_seq) > 0 then
       insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
-      select p_tenant, p_queue, p_group, picked.partition, max(picked.seq) from picked group by picked.partition
-      on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq)
-    )
-    select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || picked.partition || ':' || picked.seq,
-                                        'partition', picked.partition, 'attempts', 0, 'payload', picked.payload) order by picked.seq),
-           max(picked.seq),
-           coalesce(array_agg(picked.seq order by picked.seq), '{}'),
-           coalesce(array_agg(picked.partition order by picked.seq), '{}')
-      into v_new, v_max, v_new_seq, v_new_part
-      from picked;
-    -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
-    -- below the last one it took has been given to the group (or expired).
-    if p_partition is null and v_max is not null then
-      update ephemeral_groups set scan_from = v_max where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+      select p_tenant, p_queue, p_group, u.part, max(u.seq) from unnest(v_new_seq, v_new_part) u(seq, part) group by u.part
+      on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq);
+      select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || u.part || ':' || u.seq,
+                                          'partition', u.part, 'attempts', 0, 'payload', u.payload) order by u.ord)
+        into v_new
+        from unnest(v_new_seq, v_new_part, v_new_payload) with ordinality u(seq, part, payload, ord);
+      -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
+      -- below the last one it took has been given to the group (or expired).
+      if p_partition is null then
+        update ephemeral_groups set scan_from = v_new_seq[cardinality(v_new_seq)]
+         where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+      end if;
     end if;
   end if;
 
@@ -430,13 +473,116 @@ begin
 end
 $$;
 
+-- ephemeral_ack_v2: settles popped messages of group p_group ('' = queue mode) given as parsed
+-- deliveries: p_ords (the caller's own index of each), p_epochs, p_seqs, p_attempts and p_back
+-- (true for a failed or retry, which hands the lease back). The caller parsed the ids and passes
+-- each delivery once: a repeat of the same number and attempt in one call is the caller's 'unknown'.
+-- A delivery settles when its epoch is this database's incarnation and its number and attempt
+-- match a member of a lease row of the group: a completed one leaves its row, a handed-back one
+-- moves to a row of its own whose lease has already run out, so the next pop hands it out first.
+-- An earlier delivery's id matches nothing. Rewrites (or deletes) the lease rows the numbers fall
+-- in, one per pop, not a row per message.
+-- Returns {"epoch", "acked": [ord], "redelivered": [ord]}: the caller answers 'stale' for another
+-- epoch, and 'unknown' for a delivery in neither list.
+create or replace function queen.ephemeral_ack_v2(p_tenant text, p_queue text, p_group text, p_ords integer[], p_epochs text[],
+                                                  p_seqs bigint[], p_attempts integer[], p_back boolean[])
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_epoch text;
+  v_seqs bigint[];
+  v_rows bigint[] := '{}'::bigint[];
+  v_acked integer[] := '{}'::integer[];
+  v_redone integer[] := '{}'::integer[];
+  v_redo_seq bigint[];
+  v_redo_part text[];
+  v_redo_att integer[];
+  v_n integer := coalesce(cardinality(p_ords), 0);
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  if p_group <> '' then
+    perform _eph_check_name('group', p_group);
+  end if;
+  if v_n > 10000 or coalesce(cardinality(p_epochs), 0) <> v_n or coalesce(cardinality(p_seqs), 0) <> v_n
+     or coalesce(cardinality(p_attempts), 0) <> v_n or coalesce(cardinality(p_back), 0) <> v_n then
+    raise exception using errcode = 'QMEBR', message = 'acks: at most 10000, every array as long as the others';
+  end if;
+  v_epoch := _eph_epoch();
+  select coalesce(array_agg(u.seq), '{}') into v_seqs from unnest(p_epochs, p_seqs) u(epoch, seq) where u.epoch = v_epoch;
+
+  -- The lease rows the numbers may fall in are locked first, by their number range (the primary
+  -- key), so a pop redelivering or another ack settling members of the same rows waits or has
+  -- finished.
+  if cardinality(v_seqs) > 0 then
+    select coalesce(array_agg(x.lo), '{}') into v_rows
+      from (select l.lo from ephemeral_leases l
+             where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
+               and l.lo <= (select max(a) from unnest(v_seqs) a)
+               and l.hi >= (select min(a) from unnest(v_seqs) a)
+               and l.seqs && v_seqs
+             order by l.lo
+               for update) x;
+  end if;
+  -- One pass over the locked rows' members: each is matched against the deliveries by hash join on
+  -- (number, attempt), each row is rewritten without its settled members or deleted when none is
+  -- left (the usual ack of a whole pop: no array is rebuilt), and the settled ones are collected.
+  if cardinality(v_rows) > 0 then
+    with a as (
+      select u.ord, u.seq, u.att, u.back
+        from unnest(p_ords, p_epochs, p_seqs, p_attempts, p_back) u(ord, epoch, seq, att, back)
+       where u.epoch = v_epoch
+    ), k as (
+      select l.lo, u.seq, u.part, u.att, a.ord, a.ord is not null as hit, coalesce(a.back, false) as back
+        from ephemeral_leases l
+       cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
+        left join a on a.seq = u.seq and a.att = u.att
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)
+    ), cut as (
+      select k.lo,
+             array_agg(k.seq order by k.seq) filter (where not k.hit) as seqs,
+             array_agg(k.part order by k.seq) filter (where not k.hit) as parts,
+             array_agg(k.att order by k.seq) filter (where not k.hit) as atts
+        from k
+       group by k.lo
+      having bool_or(k.hit)
+    ), kept as (
+      update ephemeral_leases l
+         set lo = c.seqs[1], hi = c.seqs[cardinality(c.seqs)], seqs = c.seqs, partitions = c.parts, attempts = c.atts
+        from cut c
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is not null
+    ), gone as (
+      delete from ephemeral_leases l
+       using cut c
+       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is null
+    )
+    select coalesce(array_agg(k.ord) filter (where k.hit and not k.back), '{}'),
+           coalesce(array_agg(k.ord) filter (where k.back), '{}'),
+           coalesce(array_agg(k.seq order by k.seq) filter (where k.back), '{}'),
+           coalesce(array_agg(k.part order by k.seq) filter (where k.back), '{}'),
+           coalesce(array_agg(k.att order by k.seq) filter (where k.back), '{}')
+      into v_acked, v_redone, v_redo_seq, v_redo_part, v_redo_att
+      from k;
+    if cardinality(v_redo_seq) > 0 then
+      insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
+      values (p_tenant, p_queue, p_group, v_redo_seq[1], v_redo_seq[cardinality(v_redo_seq)],
+              v_redo_seq, v_redo_part, v_redo_att, '-infinity');
+    end if;
+  end if;
+  return jsonb_build_object('epoch', v_epoch, 'acked', to_jsonb(v_acked), 'redelivered', to_jsonb(v_redone));
+end
+$$;
+
 -- ephemeral_ack_v1: settles popped messages of group p_group ('' = queue mode), one verdict per
 -- element of p_acks ([{id, status}], status completed | failed | retry). 'acked': the lease was
 -- there and is gone; 'redelivered': a failed or retry handed the lease back for the next pop;
 -- 'stale': the id names an incarnation that is gone (a crash or a failover emptied the contents);
 -- 'unknown': no such lease (acked already, redelivered to another pop, reset, deleted, or an id this
 -- broker never minted). A message named twice in one call is settled once; the repeats are 'unknown'.
--- Rewrites (or deletes) the lease rows the ids fall in, one per pop, not a row per message.
+-- Parses the ids here and settles them with ephemeral_ack_v2 (the broker's route parses them
+-- itself and calls that directly).
 -- Returns {"results": [{id, outcome}]} in request order.
 create or replace function queen.ephemeral_ack_v1(p_tenant text, p_queue text, p_group text, p_acks jsonb)
 returns jsonb
@@ -449,17 +595,10 @@ declare
   v_epochs text[];
   v_keys text[];
   v_firsts boolean[];
-  v_done_seq bigint[];
-  v_done_key text[];
-  v_back_seq bigint[];
-  v_back_key text[];
-  v_done text[] := '{}'::text[];
-  v_redo text[] := '{}'::text[];
-  v_all_seq bigint[];
-  v_rows bigint[] := '{}'::bigint[];
-  v_redo_seq bigint[];
-  v_redo_part text[];
-  v_redo_att integer[];
+  v_seqs bigint[];
+  v_atts integer[];
+  v_backs boolean[];
+  v_settled jsonb;
   v_out jsonb;
 begin
   perform _eph_check_on();
@@ -470,21 +609,17 @@ begin
   if jsonb_typeof(p_acks) is distinct from 'array' or jsonb_array_length(p_acks) > 10000 then
     raise exception using errcode = 'QMEBR', message = 'acks: must be an array of at most 10000';
   end if;
-  v_epoch := _eph_epoch();
-  -- Each ack parsed once, into arrays in request order: the id, its epoch, its delivery key
-  -- '<seq>.<attempts>' (null when the id is not one this broker mints) and whether it is the first
-  -- time the call names that delivery (its repeats are 'unknown'). The parse is split_part and
-  -- digit checks, not a regular expression: a pattern that must find the last ':' of an id
-  -- backtracks, and cost more than everything else the ack does together.
+  -- Each ack parsed once, into arrays in request order: the id, its epoch, its number and attempt
+  -- (null when the id is not one this broker mints), whether it is the first time the call names
+  -- that delivery (its repeats are 'unknown') and whether it hands the lease back. The parse is
+  -- split_part and digit checks, not a regular expression: a pattern that must find the last ':'
+  -- of an id backtracks, and cost more than everything else the ack does together.
   select array_agg(k.id order by k.ord), array_agg(k.epoch order by k.ord), array_agg(k.key order by k.ord),
          array_agg(k.first order by k.ord),
-         coalesce(array_agg(k.seq) filter (where k.live and k.status = 'completed'), '{}'),
-         coalesce(array_agg(k.key) filter (where k.live and k.status = 'completed'), '{}'),
-         coalesce(array_agg(k.seq) filter (where k.live and k.status <> 'completed'), '{}'),
-         coalesce(array_agg(k.key) filter (where k.live and k.status <> 'completed'), '{}')
-    into v_ids, v_epochs, v_keys, v_firsts, v_done_seq, v_done_key, v_back_seq, v_back_key
+         array_agg(k.seq order by k.ord), array_agg(k.attempts order by k.ord), array_agg(k.status <> 'completed' order by k.ord)
+    into v_ids, v_epochs, v_keys, v_firsts, v_seqs, v_atts, v_backs
     from (
-      select q.*, q.first and q.epoch = v_epoch as live
+      select q.*
         from (
           select v.*, v.seq::text || '.' || v.attempts as key,
                  v.seq is not null and row_number() over (partition by v.seq, v.attempts order by v.ord) = 1 as first
@@ -511,74 +646,20 @@ begin
         ) q
     ) k;
 
-  -- The lease rows the ids may fall in are locked first, by their number range (the primary key),
-  -- so a pop redelivering or another ack settling members of the same rows waits or has finished;
-  -- then the members whose number and attempt both match are settled: a completed one leaves its
-  -- row, a failed or retry one moves to a row of its own whose lease has already run out, so the
-  -- next pop hands it out first. An earlier delivery's id matches nothing.
-  v_all_seq := v_done_seq || v_back_seq;
-  if cardinality(v_all_seq) > 0 then
-    select coalesce(array_agg(x.lo), '{}') into v_rows
-      from (select l.lo from ephemeral_leases l
-             where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group
-               and l.lo <= (select max(a) from unnest(v_all_seq) a)
-               and l.hi >= (select min(a) from unnest(v_all_seq) a)
-               and l.seqs && v_all_seq
-             order by l.lo
-               for update) x;
-  end if;
-  -- One pass over the locked rows' members: each is matched against the settling and handing-back
-  -- keys by hash join, each row is rewritten without its settled members or deleted when none is
-  -- left (the usual ack of a whole pop: no array is rebuilt), and the verdicts are collected.
-  if cardinality(v_rows) > 0 then
-    with m as (
-      select l.lo, u.seq, u.part, u.att, u.seq::text || '.' || u.att as key
-        from ephemeral_leases l
-       cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)
-    ), k as (
-      select m.*, d.key is not null as done, b.key is not null as back
-        from m
-        left join unnest(v_done_key) d(key) on d.key = m.key
-        left join unnest(v_back_key) b(key) on b.key = m.key
-    ), cut as (
-      select k.lo,
-             array_agg(k.seq order by k.seq) filter (where not k.done and not k.back) as seqs,
-             array_agg(k.part order by k.seq) filter (where not k.done and not k.back) as parts,
-             array_agg(k.att order by k.seq) filter (where not k.done and not k.back) as atts
-        from k
-       group by k.lo
-      having bool_or(k.done or k.back)
-    ), kept as (
-      update ephemeral_leases l
-         set lo = c.seqs[1], hi = c.seqs[cardinality(c.seqs)], seqs = c.seqs, partitions = c.parts, attempts = c.atts
-        from cut c
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is not null
-    ), gone as (
-      delete from ephemeral_leases l
-       using cut c
-       where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = c.lo and c.seqs is null
-    )
-    select coalesce(array_agg(k.key) filter (where k.done), '{}'),
-           coalesce(array_agg(k.key) filter (where k.back), '{}'),
-           coalesce(array_agg(k.seq order by k.seq) filter (where k.back), '{}'),
-           coalesce(array_agg(k.part order by k.seq) filter (where k.back), '{}'),
-           coalesce(array_agg(k.att order by k.seq) filter (where k.back), '{}')
-      into v_done, v_redo, v_redo_seq, v_redo_part, v_redo_att
-      from k;
-    if cardinality(v_redo_seq) > 0 then
-      insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
-      values (p_tenant, p_queue, p_group, v_redo_seq[1], v_redo_seq[cardinality(v_redo_seq)],
-              v_redo_seq, v_redo_part, v_redo_att, '-infinity');
-    end if;
-  end if;
+  select ephemeral_ack_v2(p_tenant, p_queue, p_group,
+           coalesce(array_agg(u.ord::integer), '{}'), coalesce(array_agg(u.epoch), '{}'), coalesce(array_agg(u.seq), '{}'),
+           coalesce(array_agg(u.att), '{}'), coalesce(array_agg(u.back), '{}'))
+    into v_settled
+    from unnest(v_epochs, v_seqs, v_atts, v_backs, v_firsts) with ordinality u(epoch, seq, att, back, first, ord)
+   where u.first;
+  v_epoch := v_settled->>'epoch';
 
   select coalesce(jsonb_agg(jsonb_build_object('id', u.id, 'outcome',
            case
              when u.epoch is not null and u.epoch <> v_epoch then 'stale'
              when u.epoch is null or not u.first then 'unknown'
-             when u.key = any(v_done) then 'acked'
-             when u.key = any(v_redo) then 'redelivered'
+             when v_settled->'acked' @> to_jsonb(u.ord) then 'acked'
+             when v_settled->'redelivered' @> to_jsonb(u.ord) then 'redelivered'
              else 'unknown'
            end) order by u.ord), '[]'::jsonb)
     into v_out

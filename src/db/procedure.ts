@@ -3,7 +3,7 @@
 import type { z } from 'zod'
 
 /** The PostgreSQL type each argument is cast to, so a text parameter never picks the wrong overload. */
-export type Cast = 'text' | 'uuid' | 'int' | 'bigint' | 'boolean' | 'jsonb' | 'timestamptz' | 'interval' | 'text[]'
+export type Cast = 'text' | 'uuid' | 'int' | 'bigint' | 'boolean' | 'jsonb' | 'timestamptz' | 'interval' | 'text[]' | 'int[]' | 'bigint[]' | 'boolean[]'
 
 /** One cast per argument: every key of the arguments, none more. */
 export type Params<A> = { readonly [K in keyof A]-?: Cast }

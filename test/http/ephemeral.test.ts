@@ -59,6 +59,17 @@ describe('ephemeral push, pop and ack', () => {
     expect(payloadsOf((await pop('parts', { batch: 10, autoAck: true })).body)).toEqual(['a1', 'a2', 'a3'])
   })
 
+  it('pops queue-wide past what partition pops delivered, in number order, whatever the gaps', async () => {
+    await push('gaps', ['a1', 'a2', 'a3', 'a4', 'a5'], { partition: 'a' })
+    await push('gaps', ['b1'], { partition: 'b' })
+    await push('gaps', ['a6'], { partition: 'a' })
+    expect(payloadsOf((await pop('gaps', { partition: 'a', batch: 3, autoAck: true })).body)).toEqual(['a1', 'a2', 'a3'])
+    expect(payloadsOf((await pop('gaps', { batch: 2, autoAck: true })).body)).toEqual(['a4', 'a5'])
+    expect(payloadsOf((await pop('gaps', { batch: 1, autoAck: true })).body)).toEqual(['b1'])
+    expect(payloadsOf((await pop('gaps', { partition: 'a', batch: 10, autoAck: true })).body)).toEqual(['a6'])
+    expect(payloadsOf((await pop('gaps', { batch: 10, autoAck: true })).body)).toEqual([])
+  })
+
   it('gives every group its own cursor and shares one between the consumers of a group', async () => {
     await push('fan', [1, 2, 3, 4])
     const a = await pop('fan', { group: 'a', batch: 10, autoAck: true })
@@ -159,6 +170,22 @@ describe('ephemeral push, pop and ack', () => {
     const again = (await pop('odd-ids')).body.messages[0] as { id: string; attempts: number }
     expect(again).toMatchObject({ id: `${b!.id}.1`, attempts: 1 })
     expect((await ack('odd-ids', [{ id: b!.id }, { id: again.id }])).body.results.map((r: { outcome: string }) => r.outcome)).toEqual(['unknown', 'acked'])
+  })
+
+  it("answers through ephemeral_ack_v1, which parses the ids in SQL for the previous release's brokers, as the route does", async () => {
+    await push('v1-ids', ['a', 'b', 'c'], { partition: 'p:1.2:x' })
+    const [a, b, c] = (await pop('v1-ids', { batch: 3 })).body.messages as { id: string }[]
+    const epoch = a!.id.split(':')[1]
+    const seq = a!.id.split(':').at(-1)
+    const malformed = [`${a!.id}.`, `${a!.id}.1.2`, `${a!.id}x`, `${a!.id}.x`, `e::p:${seq}`, `e:${epoch}:${seq}`, `x:${epoch}:p:${seq}`, `e:${epoch}:p:${'9'.repeat(19)}`]
+    const stale = `e:gone${epoch}:p:1`
+    const acks = [...malformed.map((id) => ({ id })), { id: stale }, { id: a!.id }, { id: a!.id }, { id: b!.id, status: 'retry' }, { id: c!.id, status: 'failed' }]
+    const [row] = await app.database.sql<{ r: { results: { id: string; outcome: string }[] } }>(
+      `select queen.ephemeral_ack_v1('acme', 'v1-ids', '', $1::jsonb) as r`,
+      [JSON.stringify(acks)],
+    )
+    expect(row!.r.results).toEqual(acks.map((x, i) => ({ id: x.id, outcome: [...malformed.map(() => 'unknown'), 'stale', 'acked', 'unknown', 'redelivered', 'redelivered'][i] })))
+    expect(payloadsOf((await pop('v1-ids', { batch: 10 })).body)).toEqual(['b', 'c'])
   })
 
   it('wakes a parked pop when a push arrives', async () => {

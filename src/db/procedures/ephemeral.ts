@@ -65,6 +65,17 @@ export const ephemeralFamily = defineFamily({
     group: 'text',
     acks: 'jsonb',
   }).returns(z.object({ results: z.array(z.object({ id: z.string(), outcome: z.enum(['acked', 'redelivered', 'stale', 'unknown']) })) })),
+  /** Settles deliveries the broker parsed from ids; the broker turns what settled into verdicts. */
+  ephemeral_ack_v2: tenantScoped<{ tenant: string; queue: string; group: string; ords: number[]; epochs: string[]; seqs: string[]; attempts: number[]; back: boolean[] }>({
+    tenant: 'text',
+    queue: 'text',
+    group: 'text',
+    ords: 'int[]',
+    epochs: 'text[]',
+    seqs: 'bigint[]',
+    attempts: 'int[]',
+    back: 'boolean[]',
+  }).returns(z.object({ epoch: z.string(), acked: z.array(count), redelivered: z.array(count) })),
   /** Stores a queue's declaration as sent. */
   ephemeral_configure_v1: tenantScoped<{ tenant: string; queue: string; options: Record<string, unknown> }>({
     tenant: 'text',
