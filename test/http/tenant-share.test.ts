@@ -163,4 +163,65 @@ describe("a tenant's database calls", () => {
     expect(await Promise.all([...a, a7])).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'])
     expect(limiter.load('a')).toEqual({ inFlight: 0, waiting: 0 })
   })
+  describe('while another tenant is active, spend database time from a budget', () => {
+    // An injected clock: a call advances it by its duration, a pause by its length, and every pause is recorded.
+    const clocked = (activeMs: number) => {
+      const clock = { t: 0, pauses: [] as number[] }
+      const limiter = createTenantCallLimiter({
+        concurrency: 4,
+        queue: 100,
+        shared: 1,
+        activeMs,
+        timeShare: 0.5,
+        timeBurstMs: 100,
+        now: () => clock.t,
+        pause: async (ms) => {
+          clock.pauses.push(ms)
+          clock.t += ms
+        },
+      })
+      const call = (tenant: string, ms: number) => limiter.run(tenant, async () => void (clock.t += ms))
+      return { clock, call }
+    }
+
+    it('a flooding tenant waits out its excess and occupies at most the fraction of wall time, past one burst', async () => {
+      const { clock, call } = clocked(10_000)
+      await call('b', 1)
+      const start = clock.t
+      for (let i = 0; i < 50; i++) await call('a', 20)
+      // 1 000 ms of calls at half of wall time, less the 100 ms burst: at least 1 800 ms of wall time.
+      expect(clock.t - start).toBeGreaterThanOrEqual(1800)
+      expect(clock.t - start).toBeLessThanOrEqual(2000)
+      expect(clock.pauses.length).toBeGreaterThanOrEqual(40)
+      expect(Math.max(...clock.pauses)).toBeLessThanOrEqual(200)
+    })
+
+    it('a steady tenant below the fraction never waits', async () => {
+      const { clock, call } = clocked(10_000)
+      await call('a', 1)
+      for (let i = 0; i < 50; i++) {
+        await call('b', 10)
+        clock.t += 30
+      }
+      expect(clock.pauses).toEqual([])
+    })
+
+    it('a tenant alone is never held, even in debt', async () => {
+      const { clock, call } = clocked(100)
+      await call('a', 300)
+      expect(clock.pauses).toEqual([])
+      // Beside b, a's long call runs it into debt (bounded at the burst), and its next call waits it out.
+      await call('b', 0)
+      await call('a', 300)
+      await call('b', 0)
+      await call('a', 0)
+      expect(clock.pauses).toEqual([200])
+      await call('b', 0)
+      await call('a', 300)
+      // b quiet for longer than activeMs: a is alone again, and starts at once though still in debt.
+      clock.t += 150
+      await call('a', 0)
+      expect(clock.pauses).toEqual([200])
+    })
+  })
 })
