@@ -17,8 +17,10 @@
 // tenant's call competes with for the database's CPU (BENCHMARKS.md, "Tenant share"), so its
 // share shrinks while someone else is being served and grows back once it is the only one. Even one
 // call at a time can keep a core busy without a break, so while it is not alone a tenant also
-// spends database time from a budget (db-time-budget.ts): a call of a tenant in debt waits, in its
-// slot, until the debt is repaid. A tenant alone is never held.
+// spends database time from a budget (db-time-budget.ts): a call of a flooding tenant in debt
+// waits, in its slot, until the debt is repaid. Flooding means more requests waiting on the
+// database than its `concurrency`: a steady tenant whose calls slow down beside a flood may run
+// into debt too, and holding it then would only slow it further. A tenant alone is never held.
 import { HttpError } from '../errors.js'
 import { createDbTimeBudget } from './db-time-budget.js'
 
@@ -116,7 +118,8 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
       }
       try {
         // The pause is taken in the slot, so the tenant's later calls wait behind it too.
-        const wait = othersActive(tenant, now()) ? budget.delay(tenant, now()) : 0
+        const flooding = (admitted.get(tenant) ?? 0) > options.concurrency
+        const wait = flooding && othersActive(tenant, now()) ? budget.delay(tenant, now()) : 0
         if (wait > 0) await pause(wait)
         const started = now()
         try {

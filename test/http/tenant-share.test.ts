@@ -181,11 +181,14 @@ describe("a tenant's database calls", () => {
         },
       })
       const call = (tenant: string, ms: number) => limiter.run(tenant, async () => void (clock.t += ms))
-      return { clock, call }
+      // A flooding tenant has more requests waiting on the database than its concurrency (4).
+      const flood = (tenant: string) => Array.from({ length: 5 }, () => limiter.admit(tenant))
+      return { clock, call, flood }
     }
 
     it('a flooding tenant waits out its excess and occupies at most the fraction of wall time, past one burst', async () => {
-      const { clock, call } = clocked(10_000)
+      const { clock, call, flood } = clocked(10_000)
+      flood('a')
       await call('b', 1)
       const start = clock.t
       for (let i = 0; i < 50; i++) await call('a', 20)
@@ -196,8 +199,9 @@ describe("a tenant's database calls", () => {
       expect(Math.max(...clock.pauses)).toBeLessThanOrEqual(200)
     })
 
-    it('a steady tenant below the fraction never waits', async () => {
-      const { clock, call } = clocked(10_000)
+    it('a steady tenant below the fraction never waits, even with a backlog', async () => {
+      const { clock, call, flood } = clocked(10_000)
+      flood('b')
       await call('a', 1)
       for (let i = 0; i < 50; i++) {
         await call('b', 10)
@@ -206,8 +210,16 @@ describe("a tenant's database calls", () => {
       expect(clock.pauses).toEqual([])
     })
 
+    it('a tenant in debt without a backlog is not held: its calls are slow, not a flood', async () => {
+      const { clock, call } = clocked(10_000)
+      await call('a', 1)
+      for (let i = 0; i < 50; i++) await call('b', 20)
+      expect(clock.pauses).toEqual([])
+    })
+
     it('a tenant alone is never held, even in debt', async () => {
-      const { clock, call } = clocked(100)
+      const { clock, call, flood } = clocked(100)
+      flood('a')
       await call('a', 300)
       expect(clock.pauses).toEqual([])
       // Beside b, a's long call runs it into debt (bounded at the burst), and its next call waits it out.
