@@ -81,7 +81,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ? createTenantCallLimiter({
         concurrency: Math.min(config.TENANT_DB_CONCURRENCY, config.DB_POOL_SIZE),
         shared: config.TENANT_DB_CONCURRENCY_SHARED,
-        timeShare: config.TENANT_DB_TIME_SHARED_PERCENT / 100,
         queue: config.TENANT_DB_QUEUE,
       })
     : undefined

@@ -15,14 +15,8 @@
 // `activeMs`, a tenant runs at most `shared` calls at once, and its full `concurrency` only while
 // it is alone. On a small machine the calls a flooding tenant keeps running are what a steady
 // tenant's call competes with for the database's CPU (BENCHMARKS.md, "Tenant share"), so its
-// share shrinks while someone else is being served and grows back once it is the only one. Even one
-// call at a time can keep a core busy without a break, so while it is not alone a tenant also
-// spends database time from a budget (db-time-budget.ts): a call of a flooding tenant in debt
-// waits, in its slot, until the debt is repaid. Flooding means more requests waiting on the
-// database than its `concurrency`: a steady tenant whose calls slow down beside a flood may run
-// into debt too, and holding it then would only slow it further. A tenant alone is never held.
+// share shrinks while someone else is being served and grows back once it is the only one.
 import { HttpError } from '../errors.js'
-import { createDbTimeBudget } from './db-time-budget.js'
 
 export interface TenantCallLimiter {
   /** Runs `call` within `tenant`'s share: at once when a slot is free, else after that tenant's earlier calls. */
@@ -45,14 +39,6 @@ export interface LimiterOptions {
   shared?: number
   /** How long after its last call a tenant counts as active, in ms (default 1000). */
   activeMs?: number
-  /** Share of wall time one tenant's calls may occupy the database while another tenant is active (default 1: no budget). */
-  timeShare?: number
-  /** Database time a tenant not alone may spend at once beyond `timeShare`, in ms (default 100). */
-  timeBurstMs?: number
-  /** The clock, in ms (default performance.now); tests inject one. */
-  now?: () => number
-  /** Waits `ms` (default a timer); tests inject one. */
-  pause?: (ms: number) => Promise<void>
 }
 
 interface Line {
@@ -69,9 +55,6 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   const places = options.concurrency + options.queue
   const shared = Math.max(1, Math.min(options.shared ?? options.concurrency, options.concurrency))
   const activeMs = options.activeMs ?? 1000
-  const now = options.now ?? (() => performance.now())
-  const pause = options.pause ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
-  const budget = createDbTimeBudget({ fraction: options.timeShare ?? 1, burstMs: options.timeBurstMs ?? 100 })
   // The two tenants that called last, always two different ones: whether anyone but `tenant` was
   // active lately is then a constant-time question, however many tenants there are.
   let last = { tenant: '', at: -Infinity }
@@ -85,7 +68,7 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   }
   const othersActive = (tenant: string, now: number) =>
     (last.tenant !== tenant && now - last.at < activeMs) || (before.tenant !== tenant && now - before.at < activeMs)
-  const cap = (tenant: string) => (shared < options.concurrency && othersActive(tenant, now()) ? shared : options.concurrency)
+  const cap = (tenant: string) => (shared < options.concurrency && othersActive(tenant, performance.now()) ? shared : options.concurrency)
 
   /** Alone again, a tenant's share grows back: start what waits, first come first served, up to it. */
   const refill = (tenant: string, line: Line) => {
@@ -107,7 +90,7 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   return {
     async run(tenant, call) {
       if (options.concurrency <= 0) return call()
-      seen(tenant, now())
+      seen(tenant, performance.now())
       let line = lines.get(tenant)
       if (!line) lines.set(tenant, (line = { inFlight: 0, waiting: [] }))
       refill(tenant, line)
@@ -117,17 +100,7 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         await new Promise<void>((resolve) => line!.waiting.push(resolve))
       }
       try {
-        // The pause is taken in the slot, so the tenant's later calls wait behind it too.
-        const flooding = (admitted.get(tenant) ?? 0) > options.concurrency
-        const wait = flooding && othersActive(tenant, now()) ? budget.delay(tenant, now()) : 0
-        if (wait > 0) await pause(wait)
-        const started = now()
-        try {
-          return await call()
-        } finally {
-          const ended = now()
-          if (othersActive(tenant, started) || othersActive(tenant, ended)) budget.charge(tenant, ended - started, ended)
-        }
+        return await call()
       } finally {
         release(tenant, line)
       }
