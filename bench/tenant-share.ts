@@ -69,8 +69,16 @@ async function broker(env: Record<string, string>, root = '.') {
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   const base = `http://127.0.0.1:${port}`
+  // A broker that exits at boot (say, a variant whose procedures differ from the shared database's)
+  // or never answers ends the run instead of holding it forever.
+  const deadline = Date.now() + 60_000
   for (;;) {
+    if (child.exitCode !== null) throw new Error(`the broker of ${root} exited at boot (${child.exitCode})`)
     if ((await fetch(`${base}/health`).catch(() => null))?.ok) break
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM')
+      throw new Error(`the broker of ${root} did not become healthy within 60 s`)
+    }
     await sleep(200)
   }
   return { base, send: sender(base), stop: () => new Promise<void>((done) => (child.once('exit', () => done()), child.kill('SIGTERM'))) }
