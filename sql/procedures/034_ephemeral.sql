@@ -271,6 +271,32 @@ begin
 end
 $$;
 
+-- ephemeral_push_many_v1: several pushes to one queue in one transaction, as a Node broker fuses
+-- them (src/db/ephemeral-push-fusion.ts): p_groups is a JSON array of {"partition", "payloads"},
+-- applied in order exactly as ephemeral_push_v1 would apply each, so the queue's ring row is locked
+-- once and the whole batch commits once. All or nothing: any group's error (QMEFL, QMEBR, ...)
+-- raises and writes nothing, and the broker then retries each push alone so only the one at fault
+-- sees it. Returns {"pushed": [n, ...]}, one count per group in order.
+create or replace function queen.ephemeral_push_many_v1(p_tenant text, p_queue text, p_groups jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_counts jsonb := '[]'::jsonb;
+  v_group jsonb;
+begin
+  if jsonb_typeof(p_groups) is distinct from 'array' then
+    raise exception using errcode = 'QMEBR', message = 'groups: must be an array';
+  end if;
+  for v_group in select g.value from jsonb_array_elements(p_groups) g loop
+    v_counts := v_counts || jsonb_build_array(
+      ephemeral_push_v1(p_tenant, p_queue, v_group->>'partition', v_group->'payloads')->'pushed');
+  end loop;
+  return jsonb_build_object('pushed', v_counts);
+end;
+$$;
+
 -- ephemeral_pop_v1: takes up to p_batch messages for group p_group ('' = queue mode) of one queue,
 -- from p_partition or (null) every partition. Redeliverable leases of the group come first (their
 -- attempts + 1; beyond retryLimit a message is dropped for the group and counted), then messages the

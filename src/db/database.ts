@@ -4,6 +4,7 @@ import { compileCall, type Procedure } from './procedure.js'
 import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
 import { toDbError } from './errors.js'
 import { fuseEphemeralPops } from './ephemeral-fusion.js'
+import { fuseEphemeralPushes } from './ephemeral-push-fusion.js'
 import { fuseAck, fusePush, type FusionOptions } from './fusion.js'
 import type { PoolLike } from './queryable.js'
 
@@ -53,10 +54,18 @@ export function createDatabase(
   const ack = fusion?.ack && fuseAck((args, gate) => gated('log_ack_v1', args, gate), fusion.ack)
   // Ephemeral pops of one group queue here while one is in flight (src/db/ephemeral-fusion.ts).
   const ephemeralPop = fusion?.ephemeral && fuseEphemeralPops((args, gate) => gated('ephemeral_pop_v1', args, gate))
+  // Ephemeral pushes to one queue likewise, as one call of several partitions (src/db/ephemeral-push-fusion.ts).
+  const ephemeralPush =
+    fusion?.ephemeral &&
+    fuseEphemeralPushes(
+      (args, gate) => gated('ephemeral_push_v1', args, gate),
+      (args, gate) => gated('ephemeral_push_many_v1', args, gate),
+    )
   return {
     call(name, args, gate) {
       if (push && name === 'log_push_v1') return push(args as ArgsOf<'log_push_v1'>, gate) as Promise<ResultOf<typeof name>>
       if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>, gate) as Promise<ResultOf<typeof name>>
+      if (ephemeralPush && name === 'ephemeral_push_v1') return ephemeralPush(args as ArgsOf<'ephemeral_push_v1'>, gate) as Promise<ResultOf<typeof name>>
       if (ephemeralPop && name === 'ephemeral_pop_v1') return ephemeralPop(args as ArgsOf<'ephemeral_pop_v1'>, gate) as Promise<ResultOf<typeof name>>
       return gated(name, args, gate)
     },

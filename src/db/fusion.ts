@@ -97,7 +97,7 @@ interface Batch<A, R> {
 }
 
 /** Errors every member of a fused call would meet alone: answer them all, retry nobody. */
-function sharedFailure(error: unknown): boolean {
+export function sharedFailure(error: unknown): boolean {
   // The tenant's line of calls is full: each member alone would join the same line.
   if (error instanceof HttpError) return error.code === 'tenant_busy'
   if (!(error instanceof DbError)) return false

@@ -49,6 +49,12 @@ export const ephemeralFamily = defineFamily({
     partition: 'text',
     payloads: 'jsonb',
   }).returns(z.object({ pushed: count })),
+  /** Several pushes to one queue in one transaction (Node's push fusion); one count per group, all or nothing. */
+  ephemeral_push_many_v1: tenantScoped<{ tenant: string; queue: string; groups: { partition: string; payloads: unknown[] }[] }>({
+    tenant: 'text',
+    queue: 'text',
+    groups: 'jsonb',
+  }).returns(z.object({ pushed: z.array(count) })),
   /** Redeliveries first, then new messages past the group's cursors; never sleeps. */
   ephemeral_pop_v1: tenantScoped<{ tenant: string; queue: string; partition: string | null; group: string; batch: number; autoAck: boolean }>({
     tenant: 'text',
