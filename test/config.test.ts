@@ -11,11 +11,6 @@ describe('configuration', () => {
     expect(workers).toMatchObject({ MAX_POP_WAIT_MS: 25000, MAX_BODY_BYTES: 8388608 })
   })
 
-  it("holds a tenant to one database call at a time while another tenant is active, by default", () => {
-    // One call of a flooding tenant keeps at most one PostgreSQL core busy (bench/tenant-share.ts).
-    expect(loadConfig({}, 'node')).toMatchObject({ TENANT_DB_CONCURRENCY: 5, TENANT_DB_CONCURRENCY_SHARED: 1 })
-  })
-
   it('names the variable when a value is invalid', () => {
     const cases: Record<string, string> = {
       PORT: 'abc',

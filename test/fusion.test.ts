@@ -36,47 +36,6 @@ afterAll(async () => {
 const item = (index: number, queue: string, partition: string, data: unknown, transactionId: string | null = null) =>
   ({ index, queue, partition, transactionId, traceId: null, producerSub: null, enc: false, data })
 
-/**
- * A database that fuses pushes under load with one call in flight and a bound far beyond any test's
- * length (so only the return of a held call sends a waiting batch), counting its push calls; and a
- * second connection to hold partition rows with.
- */
-async function busyDatabase() {
-  let calls = 0
-  const pool = createNodePool({ connectionString: database.url, max: 4 })
-  const query = pool.query.bind(pool) as typeof pool.query
-  pool.query = ((text: string, values?: unknown[]) => {
-    if (text.includes('log_push_v1')) calls++
-    return query(text, values)
-  }) as typeof pool.query
-  const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
-  const blocker = createNodePool({ connectionString: database.url, max: 1 })
-  const locker = await blocker.connect()
-  const release = async () => {
-    locker.release()
-    await blocker.end()
-    await busy.close()
-  }
-  return { busy, pushCalls: () => calls, locker, release }
-}
-
-/**
- * A push of `tenant` to partition `held` of `queue` that waits in PostgreSQL on a row lock `locker`
- * takes (in a transaction the test commits): the call in flight. Resolves once it is waiting.
- */
-async function heldPush(busy: Database, locker: { query(text: string): Promise<unknown> }, tenant: string, queue: string) {
-  await db.call('log_push_v1', { tenant, items: [item(0, queue, 'held', { warm: true })] })
-  await locker.query('begin')
-  await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
-                       where q.name = '${queue}' and q.tenant_id = '${tenant}' and p.name = 'held' for update of p`)
-  const held = busy.call('log_push_v1', { tenant, items: [item(0, queue, 'held', { n: 'held' })] })
-  for (;;) {
-    const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
-    if (row!.n > 0) return { held }
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 describe('push fusion', () => {
   it('sends parallel callers as fewer procedure calls, each caller getting its own indexes back', async () => {
     statements = 0
@@ -136,47 +95,44 @@ describe('push fusion', () => {
 
   it('under load, holds a batch whose hold is over until a call in flight returns, gathering the calls that arrive meanwhile', async () => {
     // A push held in PostgreSQL (its partition row locked by another session) is the call in flight.
-    const { busy, pushCalls, locker, release } = await busyDatabase()
+    let calls = 0
+    const pool = createNodePool({ connectionString: database.url, max: 4 })
+    const query = pool.query.bind(pool) as typeof pool.query
+    pool.query = ((text: string, values?: unknown[]) => {
+      if (text.includes('log_push_v1')) calls++
+      return query(text, values)
+    }) as typeof pool.query
+    // A bound far beyond the test's length, so only the return of the held call can send the batch.
+    const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
+    const blocker = createNodePool({ connectionString: database.url, max: 1 })
+    const locker = await blocker.connect()
     try {
-      const { held } = await heldPush(busy, locker, '', 'fuse-busy')
+      await db.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', 'held', { warm: true })] })
+      await locker.query('begin')
+      await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+                           where q.name = 'fuse-busy' and p.name = 'held' for update of p`)
+      const held = busy.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', 'held', { n: 'held' })] })
+      for (;;) {
+        const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
+        if (row!.n > 0) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
       // Each arrives after the one before it has ended its 1 ms hold: only the busy wait fuses them.
       const later: Promise<Awaited<ReturnType<typeof db.call<'log_push_v1'>>>>[] = []
       for (let c = 0; c < 5; c++) {
         later.push(busy.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', `p${c}`, { c })] }))
         await new Promise((r) => setTimeout(r, 20))
       }
-      expect(pushCalls()).toBe(1)
+      expect(calls).toBe(1)
       await locker.query('commit')
       const [first, ...rest] = await Promise.all([held, ...later])
       expect(first!.items.map((i) => [i.status, i.offset])).toEqual([['queued', 1]])
       expect(rest.map((r) => r.items.map((i) => [i.index, i.status, i.offset]))).toEqual(Array.from({ length: 5 }, () => [[0, 'queued', 0]]))
-      expect(pushCalls()).toBe(2)
+      expect(calls).toBe(2)
     } finally {
-      await release()
-    }
-  })
-
-  it("under load, sends a tenant's push at once when none of its own calls is in flight, however many another tenant's are", async () => {
-    // Tenant A's push is held in PostgreSQL (its partition row locked) and fills the one slot; tenant
-    // B's push must not wait in a batch for A's call to return: fusion pays only for a tenant whose
-    // own calls would queue, and a tenant flooding pushes would otherwise hold every other's.
-    const { busy, pushCalls, locker, release } = await busyDatabase()
-    try {
-      const { held } = await heldPush(busy, locker, 'fair-a', 'fuse-fair')
-      // B answers while A's call is still held (without the rule it would wait for it to return).
-      const b = await busy.call('log_push_v1', { tenant: 'fair-b', items: [item(0, 'fuse-fair', 'p0', { b: true })] })
-      expect(b.items.map((i) => [i.status, i.offset])).toEqual([['queued', 0]])
-      expect(pushCalls()).toBe(2)
-      // A's own next push still waits for A's call in flight, to leave with whatever joins it.
-      const a = busy.call('log_push_v1', { tenant: 'fair-a', items: [item(0, 'fuse-fair', 'p0', { a: true })] })
-      await new Promise((r) => setTimeout(r, 20))
-      expect(pushCalls()).toBe(2)
-      await locker.query('commit')
-      expect((await held).items.map((i) => i.status)).toEqual(['queued'])
-      expect((await a).items.map((i) => [i.status, i.offset])).toEqual([['queued', 0]])
-      expect(pushCalls()).toBe(3)
-    } finally {
-      await release()
+      locker.release()
+      await blocker.end()
+      await busy.close()
     }
   })
 
@@ -302,22 +258,6 @@ describe('ack fusion', () => {
     const results = await Promise.all(burst)
     expect(results.map(([r]) => r!.success)).toEqual([true, true, true, true, true])
     expect(ackStatements).toBeLessThan(5)
-  })
-
-  it("sends a tenant's ack at once while none of its own is in flight, however many another tenant's are", async () => {
-    const pops = await leased('fuse-ack-fair', 3)
-    ackStatements = 0
-    const burst = pops.slice(0, NODE_FUSION.ack.maxInFlight).map(([m]) => db.call('log_ack_v1', { tenant: '', acks: [ackOf(m!, 0)] }))
-    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight)
-    // Another tenant's ack (of a message it does not hold: a per-item verdict) goes out at once,
-    // while the same tenant's next one waits for a slot.
-    const other = db.call('log_ack_v1', { tenant: 'fair-other', acks: [ackOf(pops[2]![0]!, 0)] })
-    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight! + 1)
-    const own = db.call('log_ack_v1', { tenant: '', acks: [ackOf(pops[2]![0]!, 0)] })
-    expect(ackStatements).toBe(NODE_FUSION.ack.maxInFlight! + 1)
-    expect((await Promise.all(burst)).map(([r]) => r!.success)).toEqual([true, true])
-    expect((await other)[0]!.success).toBe(false)
-    expect((await own)[0]!.success).toBe(true)
   })
 
   it('fuses acks of many items from several leases, each caller answered its own items', async () => {

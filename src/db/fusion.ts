@@ -34,18 +34,16 @@ export interface FusionOptions {
   maxBytes: number
   /**
    * Without it, every call waits up to holdMs for company. With it, a call goes out at once while
-   * fewer than this many of its kind are in flight, or while none of its tenant's are, and
-   * otherwise waits for the next to return (or holdMs): fusion only under load, with no added
-   * latency when there is none.
+   * fewer than this many of its kind are in flight, and otherwise waits for the next to return
+   * (or holdMs): fusion only under load, with no added latency when there is none.
    */
   maxInFlight?: number
   /**
    * Fusion under load: a batch whose hold is over while `inFlight` calls of its kind are already
-   * in flight, some of them its own tenant's, waits on for one of them to return (in all at most
-   * `maxHoldMs` from its first member), gathering the calls that arrive meanwhile. A call would
-   * wait for the database then anyway, in the pool's queue or its tenant's share, where nothing
-   * can join it; one slot freed sends the batch due longest, so the calls in flight stay near
-   * `inFlight` plus one for each other tenant that has none.
+   * in flight waits on for one of them to return (in all at most `maxHoldMs` from its first
+   * member), gathering the calls that arrive meanwhile. A call would wait for the database then
+   * anyway, in the pool's queue, where nothing can join it; one slot freed sends the batch due
+   * longest, so the calls in flight stay near `inFlight` whatever the number of tenants.
    */
   busy?: { inFlight: number; maxHoldMs: number }
 }
@@ -113,12 +111,6 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   const open = new Map<string, Batch<A, R>>()
 
   let inFlight = 0
-  // Calls in flight per tenant. Fusion waits for company only where the tenant's own calls are
-  // running: a tenant with none goes out at once, however many another tenant keeps in flight, so
-  // one tenant's flood of pushes or acks never holds another's single call in a batch (the fairness
-  // bench in bench/tenant-share.ts). With one tenant both counts are the same.
-  const ownInFlight = new Map<string, number>()
-  const idle = (tenant: string) => !ownInFlight.has(tenant)
 
   /** Settles once the batch's database work, retries included, is over. */
   const send = async ({ members }: Batch<A, R>) => {
@@ -148,14 +140,9 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   }
 
   const dispatch = (batch: Batch<A, R>) => {
-    const tenant = batch.members[0]!.args.tenant
     inFlight++
-    ownInFlight.set(tenant, (ownInFlight.get(tenant) ?? 0) + 1)
     void send(batch).finally(() => {
       inFlight--
-      const left = ownInFlight.get(tenant)! - 1
-      if (left === 0) ownInFlight.delete(tenant)
-      else ownInFlight.set(tenant, left)
       // A slot is free: what waited for one goes out now.
       if (options.maxInFlight !== undefined) for (const tenant of [...open.keys()]) flush(tenant)
       else if (options.busy) flushLongestDue()
@@ -176,7 +163,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     if (!batch) return
     const busy = options.busy
     const left = busy ? batch.firstAt + busy.maxHoldMs - performance.now() : 0
-    if (!busy || inFlight < busy.inFlight || idle(tenant) || left <= 0) return flush(tenant)
+    if (!busy || inFlight < busy.inFlight || left <= 0) return flush(tenant)
     batch.due = true
     batch.timer = setTimeout(() => flush(tenant), left)
   }
@@ -193,7 +180,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked; a
     // call already of the preferred size gains nothing from company.
     if (args.now !== undefined || count === 0 || count >= options.maxItems) return call(args, gate)
-    if (options.maxInFlight !== undefined && (inFlight < options.maxInFlight || idle(args.tenant)) && !open.has(args.tenant)) {
+    if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
       // A free slot: sent alone at once, so its size does not matter (and is not measured).
       return new Promise<R>((resolve, reject) =>
         dispatch({ members: [{ args, gate, resolve, reject }], items: count, bytes: 0, timer: undefined, firstAt: 0, due: false }),
