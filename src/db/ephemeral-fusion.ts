@@ -22,7 +22,7 @@ type PopResult = ResultOf<'ephemeral_pop_v1'>
 /** The most a pop may ask for (the route's own bound), so a fused call never exceeds one a client may send. */
 export const EPHEMERAL_FUSED_MAX = 10_000
 
-interface Member<A, R> {
+export interface Member<A, R> {
   args: A
   /** The caller's tenant share; members of one key are one tenant's, so the first one's admits the fused call. */
   gate: CallGate | undefined
@@ -31,41 +31,31 @@ interface Member<A, R> {
 }
 
 /**
- * Calls with the same key go out one at a time; those that arrive while one is in flight are sent
- * together when it returns, as `merge` builds them, in chunks of at most `max` by `size`.
+ * Calls with the same key go out one at a time; those that arrive while one is in flight go out
+ * together when it returns, through `send`, in chunks of at most `max` by `size` (the first always
+ * goes). `send` settles every member it is given and resolves once its database work is over.
  */
-function serialFuser<A, R>(options: {
-  call: (args: A, gate?: CallGate) => Promise<R>
+export function serialLanes<A, R>(options: {
   key: (args: A) => string
   size: (args: A) => number
   max: number
-  merge: (members: A[]) => A
-  split: (fused: R, members: A[]) => R[]
+  send: (members: Member<A, R>[]) => Promise<void>
 }): (args: A, gate?: CallGate) => Promise<R> {
   // A key is present while a call of it is in flight; its list holds what waits for that call.
   const lanes = new Map<string, Member<A, R>[]>()
 
   const send = (key: string, members: Member<A, R>[]) => {
-    const args = members.map((m) => m.args)
-    const gate = members[0]!.gate
-    const sent = members.length === 1 ? options.call(args[0]!, gate).then((r) => [r]) : options.call(options.merge(args), gate).then((r) => options.split(r, args))
-    void sent
-      .then(
-        (results) => members.forEach((m, i) => m.resolve(results[i]!)),
-        (error) => members.forEach((m) => m.reject(error)),
-      )
-      .finally(() => {
-        const waiting = lanes.get(key)!
-        if (waiting.length === 0) {
-          lanes.delete(key)
-          return
-        }
-        // The next chunk: members in arrival order while they fit (the first always goes).
-        let total = 0
-        let n = 0
-        while (n < waiting.length && (n === 0 || total + options.size(waiting[n]!.args) <= options.max)) total += options.size(waiting[n++]!.args)
-        send(key, waiting.splice(0, n))
-      })
+    void options.send(members).finally(() => {
+      const waiting = lanes.get(key)!
+      if (waiting.length === 0) {
+        lanes.delete(key)
+        return
+      }
+      let total = 0
+      let n = 0
+      while (n < waiting.length && (n === 0 || total + options.size(waiting[n]!.args) <= options.max)) total += options.size(waiting[n++]!.args)
+      send(key, waiting.splice(0, n))
+    })
   }
 
   return (args, gate) =>
@@ -83,18 +73,24 @@ function serialFuser<A, R>(options: {
 
 /** Pops of one tenant's group of one queue (and partition, and autoAck) fused while one is in flight. */
 export const fuseEphemeralPops = (call: (args: PopArgs, gate?: CallGate) => Promise<PopResult>) =>
-  serialFuser<PopArgs, PopResult>({
-    call,
+  serialLanes<PopArgs, PopResult>({
     key: (a) => JSON.stringify([a.tenant, a.queue, a.partition, a.group, a.autoAck]),
     size: (a) => a.batch,
     max: EPHEMERAL_FUSED_MAX,
-    merge: (members) => ({ ...members[0]!, batch: members.reduce((sum, m) => sum + m.batch, 0) }),
-    split(fused, members) {
-      let at = 0
-      return members.map((m) => {
-        const messages = fused.messages.slice(at, at + m.batch)
-        at += m.batch
-        return { ...fused, messages }
-      })
+    async send(members) {
+      const gate = members[0]!.gate
+      if (members.length === 1) return call(members[0]!.args, gate).then(members[0]!.resolve, members[0]!.reject)
+      // The sum of the members' batches; each member then takes, in arrival order, the next `batch` messages.
+      const first = members[0]!.args
+      try {
+        const fused = await call({ ...first, batch: members.reduce((sum, m) => sum + m.args.batch, 0) }, gate)
+        let at = 0
+        for (const m of members) {
+          m.resolve({ ...fused, messages: fused.messages.slice(at, at + m.args.batch) })
+          at += m.args.batch
+        }
+      } catch (error) {
+        for (const m of members) m.reject(error)
+      }
     },
   })

@@ -12,6 +12,7 @@
 // (one member's bounds refusal, a bad partition name) each member is retried alone, in arrival
 // order, so only the one at fault sees its error and the others get what they would have got alone.
 import type { CallGate } from './database.js'
+import { serialLanes, type Member } from './ephemeral-fusion.js'
 import { sharedFailure } from './fusion.js'
 import type { ArgsOf, ResultOf } from './procedures.js'
 
@@ -23,24 +24,14 @@ type ManyResult = ResultOf<'ephemeral_push_many_v1'>
 /** A fused call carries at most this many payloads (one push's own bound), so it is never larger than a call a client may send. */
 export const EPHEMERAL_PUSH_FUSED_MAX = 10_000
 
-interface Member {
-  args: PushArgs
-  /** The caller's tenant share; members of one key are one tenant's, so the first one's admits the fused call. */
-  gate: CallGate | undefined
-  resolve: (result: PushResult) => void
-  reject: (error: unknown) => void
-}
-
 export function fuseEphemeralPushes(
   one: (args: PushArgs, gate?: CallGate) => Promise<PushResult>,
   many: (args: ManyArgs, gate?: CallGate) => Promise<ManyResult>,
 ): (args: PushArgs, gate?: CallGate) => Promise<PushResult> {
-  // A key is present while a call of it is in flight; its list holds what waits for that call.
-  const lanes = new Map<string, Member[]>()
+  type Push = Member<PushArgs, PushResult>
+  const alone = (m: Push) => one(m.args, m.gate).then(m.resolve, m.reject)
 
-  const alone = (m: Member) => one(m.args, m.gate).then(m.resolve, m.reject)
-
-  const sendFused = async (members: Member[]) => {
+  const sendFused = async (members: Push[]) => {
     const first = members[0]!.args
     let fused: ManyResult
     try {
@@ -54,34 +45,16 @@ export function fuseEphemeralPushes(
     members.forEach((m, i) => m.resolve({ pushed: fused.pushed[i]! }))
   }
 
-  const send = (key: string, members: Member[]) => {
-    const sent = members.length === 1 ? alone(members[0]!) : sendFused(members)
-    void sent.finally(() => {
-      const waiting = lanes.get(key)!
-      if (waiting.length === 0) {
-        lanes.delete(key)
-        return
-      }
-      // The next chunk: members in arrival order while they fit (the first always goes).
-      let total = 0
-      let n = 0
-      while (n < waiting.length && (n === 0 || total + waiting[n]!.args.payloads.length <= EPHEMERAL_PUSH_FUSED_MAX)) total += waiting[n++]!.args.payloads.length
-      send(key, waiting.splice(0, n))
-    })
-  }
+  const fused = serialLanes<PushArgs, PushResult>({
+    key: (a) => JSON.stringify([a.tenant, a.queue]),
+    size: (a) => a.payloads.length,
+    max: EPHEMERAL_PUSH_FUSED_MAX,
+    send: (members) => (members.length === 1 ? alone(members[0]!) : sendFused(members)),
+  })
 
   return (args, gate) => {
     // A malformed or empty push is not fused: it must meet its own checks exactly as sent.
     if (!Array.isArray(args.payloads) || args.payloads.length === 0) return one(args, gate)
-    return new Promise<PushResult>((resolve, reject) => {
-      const key = JSON.stringify([args.tenant, args.queue])
-      const waiting = lanes.get(key)
-      if (waiting) {
-        waiting.push({ args, gate, resolve, reject })
-        return
-      }
-      lanes.set(key, [])
-      send(key, [{ args, gate, resolve, reject }])
-    })
+    return fused(args, gate)
   }
 }
