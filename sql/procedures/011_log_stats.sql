@@ -353,7 +353,10 @@ begin
     return _stats_listing_render(p_tenant);
   end if;
   v_snapshot := pg_current_snapshot();
-  select array_agg(distinct c.queue_id) into v_ids
+  -- Never null: a render that landed between the caller's staleness check and this lock can leave
+  -- nothing to patch, and a null would ask _stats_listing_entries for every queue, each one then
+  -- put in a second time.
+  select coalesce(array_agg(distinct c.queue_id), '{}') into v_ids
     from stats_listing_changed_queues c
    where c.tenant_id = p_tenant
      and not pg_visible_in_snapshot(c.xid::text::xid8, v_listing.snapshot::pg_snapshot)
@@ -365,7 +368,7 @@ begin
   -- Bytes, not text: positions and cuts are then byte offsets, with no walk over multibyte text.
   v_text := convert_to(v_listing.queues, 'UTF8');
   -- Out: each changed queue's entry, with the comma that joined it to a neighbour.
-  foreach v_id in array coalesce(v_ids, '{}') loop
+  foreach v_id in array v_ids loop
     v_marker := convert_to('{"id":"' || v_id || '"', 'UTF8');
     v_at := position(v_marker in v_text);
     continue when v_at = 0;

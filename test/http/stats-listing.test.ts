@@ -205,6 +205,17 @@ describe('?stats=cached after a queue change: patched, not rendered again', () =
     }
   })
 
+  it('leaves a listing as it is when a render landed between the staleness check and the patch', async () => {
+    // The poll saw a change its row version had not, a render then stored a newer listing, and the
+    // patch, locking that newer row, finds nothing changed since: it must keep every entry once.
+    await push(app, [{ queue: 'slp-raced', payload: 1 }])
+    await cached()
+    const before = await stored()
+    await app.database.sql(`select queen._stats_listing_patch('')`)
+    expect((await stored()).queues).toBe(before.queues)
+    expect((await stored()).version).toBe(before.version)
+  })
+
   it('renders afresh when one change touches more queues than a patch is worth', async () => {
     await cached()
     const rendered = await stored()
