@@ -111,6 +111,9 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   const open = new Map<string, Batch<A, R>>()
 
   let inFlight = 0
+  // Calls in flight of tenants held to their heavy share (src/tenant-share/): a batch of another
+  // tenant does not wait for them, so a flood's calls never hold a steady tenant's call in a batch.
+  let heavyInFlight = 0
 
   /** Settles once the batch's database work, retries included, is over. */
   const send = async ({ members }: Batch<A, R>) => {
@@ -140,9 +143,12 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   }
 
   const dispatch = (batch: Batch<A, R>) => {
+    const heavy = batch.members[0]!.gate?.heavy?.() === true
     inFlight++
+    if (heavy) heavyInFlight++
     void send(batch).finally(() => {
       inFlight--
+      if (heavy) heavyInFlight--
       // A slot is free: what waited for one goes out now.
       if (options.maxInFlight !== undefined) for (const tenant of [...open.keys()]) flush(tenant)
       else if (options.busy) flushLongestDue()
@@ -163,7 +169,8 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     if (!batch) return
     const busy = options.busy
     const left = busy ? batch.firstAt + busy.maxHoldMs - performance.now() : 0
-    if (!busy || inFlight < busy.inFlight || left <= 0) return flush(tenant)
+    const ahead = batch.members[0]!.gate?.heavy?.() === true ? inFlight : inFlight - heavyInFlight
+    if (!busy || ahead < busy.inFlight || left <= 0) return flush(tenant)
     batch.due = true
     batch.timer = setTimeout(() => flush(tenant), left)
   }
