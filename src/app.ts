@@ -81,6 +81,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ? createTenantCallLimiter({
         concurrency: Math.min(config.TENANT_DB_CONCURRENCY, config.DB_POOL_SIZE),
         shared: config.TENANT_DB_CONCURRENCY_SHARED,
+        heavy: config.TENANT_DB_CONCURRENCY_HEAVY,
+        heavyShare: config.TENANT_DB_HEAVY_PERCENT / 100,
         queue: config.TENANT_DB_QUEUE,
       })
     : undefined

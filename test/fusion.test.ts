@@ -136,6 +136,49 @@ describe('push fusion', () => {
     }
   })
 
+  it("under load, never holds a tenant's batch for the calls in flight of a tenant held to its heavy share", async () => {
+    // As above, a push held in PostgreSQL is the one call in flight; here it is a heavy tenant's.
+    let calls = 0
+    const pool = createNodePool({ connectionString: database.url, max: 4 })
+    const query = pool.query.bind(pool) as typeof pool.query
+    pool.query = ((text: string, values?: unknown[]) => {
+      if (text.includes('log_push_v1')) calls++
+      return query(text, values)
+    }) as typeof pool.query
+    const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
+    const gate = (heavy: boolean): CallGate => Object.assign(<T>(call: () => Promise<T>) => call(), { heavy: () => heavy })
+    const blocker = createNodePool({ connectionString: database.url, max: 1 })
+    const locker = await blocker.connect()
+    try {
+      await db.call('log_push_v1', { tenant: 'flood', items: [item(0, 'fuse-heavy', 'held', { warm: true })] })
+      await locker.query('begin')
+      await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+                           where q.tenant_id = 'flood' and q.name = 'fuse-heavy' and p.name = 'held' for update of p`)
+      const held = busy.call('log_push_v1', { tenant: 'flood', items: [item(0, 'fuse-heavy', 'held', { n: 'held' })] }, gate(true))
+      for (;;) {
+        const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
+        if (row!.n > 0) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      // The steady tenant's push goes out after its 1 ms hold, not when the flood's call returns.
+      const steady = await busy.call('log_push_v1', { tenant: 'steady', items: [item(0, 'fuse-heavy', 'p', { n: 1 })] }, gate(false))
+      expect(steady.items.map((i) => i.status)).toEqual(['queued'])
+      expect(calls).toBe(2)
+      // Another push of the heavy tenant still waits for the call in flight.
+      const more = busy.call('log_push_v1', { tenant: 'flood', items: [item(0, 'fuse-heavy', 'q', { n: 2 })] }, gate(true))
+      await new Promise((r) => setTimeout(r, 50))
+      expect(calls).toBe(2)
+      await locker.query('commit')
+      expect((await held).items.map((i) => i.status)).toEqual(['queued'])
+      expect((await more).items.map((i) => i.status)).toEqual(['queued'])
+      expect(calls).toBe(3)
+    } finally {
+      locker.release()
+      await blocker.end()
+      await busy.close()
+    }
+  })
+
   it("runs the fused calls, not the requests, within a tenant's share of calls in flight", async () => {
     // A share of one call at a time: before, it let one push through and queued the rest one by one,
     // where nothing could join them; beneath fusion it holds the fused calls to one at a time.

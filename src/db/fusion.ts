@@ -111,6 +111,11 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   const open = new Map<string, Batch<A, R>>()
 
   let inFlight = 0
+  // Calls in flight of tenants held to their heavy share (src/tenant-share/): a batch of another
+  // tenant does not wait for them, so a flood's calls never hold a steady tenant's call in a batch.
+  let heavyInFlight = 0
+  /** The calls in flight a call of `gate`'s tenant counts before it: every one for a heavy tenant, else the others'. */
+  const ahead = (gate: CallGate | undefined) => (gate?.heavy?.() === true ? inFlight : inFlight - heavyInFlight)
 
   /** Settles once the batch's database work, retries included, is over. */
   const send = async ({ members }: Batch<A, R>) => {
@@ -140,9 +145,12 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
   }
 
   const dispatch = (batch: Batch<A, R>) => {
+    const heavy = batch.members[0]!.gate?.heavy?.() === true
     inFlight++
+    if (heavy) heavyInFlight++
     void send(batch).finally(() => {
       inFlight--
+      if (heavy) heavyInFlight--
       // A slot is free: what waited for one goes out now.
       if (options.maxInFlight !== undefined) for (const tenant of [...open.keys()]) flush(tenant)
       else if (options.busy) flushLongestDue()
@@ -163,7 +171,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     if (!batch) return
     const busy = options.busy
     const left = busy ? batch.firstAt + busy.maxHoldMs - performance.now() : 0
-    if (!busy || inFlight < busy.inFlight || left <= 0) return flush(tenant)
+    if (!busy || ahead(batch.members[0]!.gate) < busy.inFlight || left <= 0) return flush(tenant)
     batch.due = true
     batch.timer = setTimeout(() => flush(tenant), left)
   }
@@ -180,7 +188,7 @@ function fuse<A extends FusableArgs, R, I>(call: Call<A, R>, kind: Fusable<A, R,
     // A pinned clock (tests) or an empty call is not fused: it must stay exactly what was asked; a
     // call already of the preferred size gains nothing from company.
     if (args.now !== undefined || count === 0 || count >= options.maxItems) return call(args, gate)
-    if (options.maxInFlight !== undefined && inFlight < options.maxInFlight && !open.has(args.tenant)) {
+    if (options.maxInFlight !== undefined && ahead(gate) < options.maxInFlight && !open.has(args.tenant)) {
       // A free slot: sent alone at once, so its size does not matter (and is not measured).
       return new Promise<R>((resolve, reject) =>
         dispatch({ members: [{ args, gate, resolve, reject }], items: count, bytes: 0, timer: undefined, firstAt: 0, due: false }),

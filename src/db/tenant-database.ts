@@ -39,7 +39,7 @@ export function tenantDatabase(db: Database, tenant: string, limiter?: TenantCal
   const direct = <N extends TenantProcedureName>(name: N, args: TenantArgsOf<N>, gate?: CallGate) =>
     db.call(name, { ...args, tenant } as unknown as ArgsOf<N>, gate)
   const limited = (share: TenantCallLimiter): TenantDatabase['call'] => {
-    const gate: CallGate = (call) => share.run(tenant, call)
+    const gate: CallGate = Object.assign(<T>(call: () => Promise<T>) => share.run(tenant, call), { heavy: () => share.heavy(tenant) })
     return async (name, args) => {
       const release = share.admit(tenant)
       try {

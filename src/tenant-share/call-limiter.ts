@@ -16,7 +16,13 @@
 // it is alone. On a small machine the calls a flooding tenant keeps running are what a steady
 // tenant's call competes with for the database's CPU (BENCHMARKS.md, "Tenant share"), so its
 // share shrinks while someone else is being served and grows back once it is the only one.
+//
+// A heavy tenant's share (`heavy`): while another tenant is active, a tenant whose calls took more
+// than `heavyShare` of the database time lately (database-time.ts) runs at most `heavy` calls at
+// once. One call at a time for every tenant would serialise several steady tenants' work (the
+// multitenant cell), so only the one taking most of the database is held to it.
 import { HttpError } from '../errors.js'
+import { createDatabaseTime } from './database-time.js'
 
 export interface TenantCallLimiter {
   /** Runs `call` within `tenant`'s share: at once when a slot is free, else after that tenant's earlier calls. */
@@ -26,6 +32,8 @@ export interface TenantCallLimiter {
    * request, or refuses with 429 tenant_busy when all are taken; the returned function gives it back.
    */
   admit(tenant: string): () => void
+  /** Whether `tenant` is held to its heavy share now: another tenant is active and it takes most of the database time. */
+  heavy(tenant: string): boolean
   /** Calls of `tenant` in flight and waiting, for tests and metrics. */
   load(tenant: string): { inFlight: number; waiting: number }
 }
@@ -39,6 +47,10 @@ export interface LimiterOptions {
   shared?: number
   /** How long after its last call a tenant counts as active, in ms (default 1000). */
   activeMs?: number
+  /** Calls in flight at once of a tenant taking more than `heavyShare` of the database time while another is active (at most `shared`; default: `shared`). */
+  heavy?: number
+  /** The part of the database time (0 to 1) past which a tenant counts as heavy (default 0.6). */
+  heavyShare?: number
 }
 
 interface Line {
@@ -55,6 +67,9 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   const places = options.concurrency + options.queue
   const shared = Math.max(1, Math.min(options.shared ?? options.concurrency, options.concurrency))
   const activeMs = options.activeMs ?? 1000
+  const heavy = Math.max(1, Math.min(options.heavy ?? shared, shared))
+  const heavyShare = options.heavyShare ?? 0.6
+  const databaseTime = createDatabaseTime(activeMs)
   // The two tenants that called last, always two different ones: whether anyone but `tenant` was
   // active lately is then a constant-time question, however many tenants there are.
   let last = { tenant: '', at: -Infinity }
@@ -68,7 +83,14 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   }
   const othersActive = (tenant: string, now: number) =>
     (last.tenant !== tenant && now - last.at < activeMs) || (before.tenant !== tenant && now - before.at < activeMs)
-  const cap = (tenant: string) => (shared < options.concurrency && othersActive(tenant, performance.now()) ? shared : options.concurrency)
+  const isHeavy = (tenant: string, now: number) =>
+    heavy < shared && othersActive(tenant, now) && databaseTime.share(tenant, now) > heavyShare
+  const cap = (tenant: string) => {
+    if (heavy === options.concurrency) return options.concurrency
+    const now = performance.now()
+    if (!othersActive(tenant, now)) return options.concurrency
+    return isHeavy(tenant, now) ? heavy : shared
+  }
 
   /** Alone again, a tenant's share grows back: start what waits, first come first served, up to it. */
   const refill = (tenant: string, line: Line) => {
@@ -99,9 +121,12 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         if (line.waiting.length >= options.queue) throw tenantBusy()
         await new Promise<void>((resolve) => line!.waiting.push(resolve))
       }
+      const started = performance.now()
       try {
         return await call()
       } finally {
+        const now = performance.now()
+        databaseTime.add(tenant, now - started, now)
         release(tenant, line)
       }
     },
@@ -118,6 +143,9 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         if (left === 0) admitted.delete(tenant)
         else admitted.set(tenant, left)
       }
+    },
+    heavy(tenant) {
+      return options.concurrency > 0 && isHeavy(tenant, performance.now())
     },
     load(tenant) {
       const line = lines.get(tenant)

@@ -128,6 +128,42 @@ describe("a tenant's database calls", () => {
     for (const give of [again, places[1]!, places[2]!, b]) give()
   })
 
+  it('hold a tenant that takes most of the database time to its heavy share while another is active, and the other to its shared share', async () => {
+    const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, heavy: 1, heavyShare: 0.6, activeMs: 300 })
+    const gates: (() => void)[] = []
+    const running: string[] = []
+    const held = (name: string) => () => {
+      running.push(name)
+      return new Promise<string>((done) => gates.push(() => done(name)))
+    }
+    const tick = () => new Promise((r) => setTimeout(r, 0))
+    // Alone, tenant a runs its full share, and its calls take all the database time there is.
+    const first = ['a1', 'a2', 'a3', 'a4'].map((n) => limiter.run('a', held(n)))
+    await tick()
+    expect(running).toEqual(['a1', 'a2', 'a3', 'a4'])
+    await new Promise((r) => setTimeout(r, 40))
+    for (const gate of gates.splice(0)) gate()
+    await Promise.all(first)
+    expect(limiter.heavy('a')).toBe(false) // nobody else is active
+    // Tenant b calls (briefly): a is now heavy, held to one call; b keeps its shared share of two.
+    expect(await limiter.run('b', async () => 'b1')).toBe('b1')
+    expect(limiter.heavy('a')).toBe(true)
+    expect(limiter.heavy('b')).toBe(false)
+    running.length = 0
+    const a = ['a5', 'a6', 'a7'].map((n) => limiter.run('a', held(n)))
+    const b = ['b2', 'b3', 'b4'].map((n) => limiter.run('b', held(n)))
+    await tick()
+    expect(running).toEqual(['a5', 'b2', 'b3'])
+    expect(limiter.load('a')).toEqual({ inFlight: 1, waiting: 2 })
+    expect(limiter.load('b')).toEqual({ inFlight: 2, waiting: 1 })
+    while (running.length < 6) {
+      for (const gate of gates.splice(0)) gate()
+      await tick()
+    }
+    for (const gate of gates.splice(0)) gate()
+    expect(await Promise.all([...a, ...b])).toEqual(['a5', 'a6', 'a7', 'b2', 'b3', 'b4'])
+  })
+
   it('hold a tenant to its shared share while another tenant is active, and give it its full share back once it is alone', async () => {
     const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, activeMs: 200 })
     const gates: (() => void)[] = []
