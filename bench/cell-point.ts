@@ -2,6 +2,7 @@
 // and their partitions warmed, then `durationMs` of open-loop load at one offered rate and a drain,
 // with CPU per process, PostgreSQL's commits and the requests sent measured around it.
 import { loadavg } from 'node:os'
+import { cpuProbeMs } from './cpu-probe.js'
 import { performance } from 'node:perf_hooks'
 import { percentile, round, sleep } from './lib.js'
 import { InflightGate, Ledger, type LedgerSummary } from './cell-ledger.js'
@@ -32,6 +33,8 @@ export interface PointResult {
   database: string
   /** The machine's 1, 5 and 15 minute load averages just before the point's broker started. */
   loadBefore: number[]
+  /** The CPU probe just before the point (bench/cpu-probe.ts): ms for a fixed workload, lower is a faster core. */
+  cpuProbeMs: number
   loadSeconds: number
   drainSeconds: number
   /** Every accepted message was delivered before the drain's deadline. */
@@ -137,6 +140,7 @@ async function until(test: () => boolean, timeoutMs: number, stepMs = 20): Promi
 export async function runPoint(pg: Postgres, index: number, shape: CellShape, settings: PointSettings): Promise<PointResult> {
   const database = `bench_cell_${index}`
   const loadBefore = loadavg().map((l) => round(l, 2))
+  const cpuProbe = cpuProbeMs()
   await pg.admin.query(`drop database if exists ${database} with (force)`)
   await pg.admin.query(`create database ${database}`)
   // The previous point's writes are flushed now rather than by a checkpoint inside this one.
@@ -212,6 +216,7 @@ export async function runPoint(pg: Postgres, index: number, shape: CellShape, se
       rate: settings.rate,
       database,
       loadBefore,
+      cpuProbeMs: cpuProbe,
       loadSeconds: round(loadSeconds, 2),
       drainSeconds: round((c2.at - b.at) / 1000, 2),
       drained,

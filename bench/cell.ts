@@ -124,12 +124,12 @@ const ms = (v: number | null) => (v === null ? '-' : v >= 1000 ? `${(v / 1000).t
 const num = (v: number | null) => (v === null || Number.isNaN(v) ? '-' : String(v))
 
 function deliveryTable(points: PointResult[]): string {
-  const head = '| offered msg/s | load avg before (1 / 5 min) | pushed/s | delivered/s | shed | push errors | lost | duplicated | p50 | p99 | p99.9 | max | worst partition | best partition\'s worst | partitions worst > 1 s |'
+  const head = '| offered msg/s | load avg before (1 / 5 min) | CPU probe before | pushed/s | delivered/s | shed | push errors | lost | duplicated | p50 | p99 | p99.9 | max | worst partition | best partition\'s worst | partitions worst > 1 s |'
   const rows = points.map((p) => {
     const s = p.summary
-    return `| ${pointName(p)} | ${p.loadBefore[0]} / ${p.loadBefore[1]} | ${p.achieved.pushedPerSec} | ${p.achieved.deliveredPerSec} | ${p.shed} | ${s.refused} | ${s.lost}${p.drained ? '' : ' (drain timed out)'} | ${s.duplicated} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${ms(s.latencyMs.p999)} | ${ms(s.latencyMs.max)} | ${ms(s.partitions.worstMs)} | ${ms(s.partitions.bestWorstMs)} | ${s.partitions.over1s} of ${s.partitions.perPartition.length} |`
+    return `| ${pointName(p)} | ${p.loadBefore[0]} / ${p.loadBefore[1]} | ${p.cpuProbeMs} ms | ${p.achieved.pushedPerSec} | ${p.achieved.deliveredPerSec} | ${p.shed} | ${s.refused} | ${s.lost}${p.drained ? '' : ' (drain timed out)'} | ${s.duplicated} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${ms(s.latencyMs.p999)} | ${ms(s.latencyMs.max)} | ${ms(s.partitions.worstMs)} | ${ms(s.partitions.bestWorstMs)} | ${s.partitions.over1s} of ${s.partitions.perPartition.length} |`
   })
-  return [head, `|${'---:|'.repeat(15)}`, ...rows].join('\n')
+  return [head, `|${'---:|'.repeat(16)}`, ...rows].join('\n')
 }
 
 /** Requests by route against the procedure calls they cost: push fusion shows as push calls below push requests. */
@@ -209,7 +209,7 @@ async function main() {
       log(
         `  ${rate} msg/s: pushed ${point.achieved.pushedPerSec}/s, delivered ${point.achieved.deliveredPerSec}/s, shed ${point.shed}, lost ${s.lost}, dup ${s.duplicated}, ` +
           `p50 ${ms(s.latencyMs.p50)} p99 ${ms(s.latencyMs.p99)} p99.9 ${ms(s.latencyMs.p999)}, worst partition ${ms(s.partitions.worstMs)}; ` +
-          `CPU ${point.cpuCores.broker} / ${num(point.cpuCores.postgres)} / ${point.cpuCores.loader} cores`,
+          `CPU ${point.cpuCores.broker} / ${num(point.cpuCores.postgres)} / ${point.cpuCores.loader} cores; CPU probe before ${point.cpuProbeMs} ms`,
       )
       if (s.crossTenant > 0) log(`  ${s.crossTenant} messages were delivered to another tenant's consumer`)
       if (s.stray > 0) log(`  ${s.stray} messages were delivered although their push was not answered as queued`)
