@@ -16,12 +16,9 @@ export interface PoolStats {
 
 /**
  * Runs a database call within a share of the connections (a tenant's, src/tenant-share/); a fused
- * call runs within its first member's, so the share limits the calls that reach the pool.
- */
-/**
- * Runs a call within its tenant's share of the connections (src/tenant-share/). `heavy`: whether
- * that tenant takes most of the database time while others are active, so fusion does not hold
- * another tenant's calls behind its calls.
+ * call runs within its first member's, so the share limits the calls that reach the pool. `heavy`:
+ * whether that tenant takes most of the database time while others are active, so fusion does not
+ * hold another tenant's batch behind its calls.
  */
 export type CallGate = (<T>(call: () => Promise<T>) => Promise<T>) & { heavy?: () => boolean }
 
