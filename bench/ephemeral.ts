@@ -23,7 +23,8 @@ const CLIENTS = envInt('BENCH_CONCURRENCY', 16)
 const ROUNDS = envInt('BENCH_ROUNDS', 3)
 const WINDOW_MS = envInt('BENCH_DURATION_MS', 5000)
 const WARMUP_MS = 1000
-const BACKLOG = envInt('BENCH_BACKLOG', 60_000)
+// Enough that neither side drains its backlog within a round's window at 25 000 msg/s.
+const BACKLOG = envInt('BENCH_BACKLOG', 150_000)
 const BATCH = 100
 
 const ok = (res: { status: number; body: unknown }, want: number, what: string) => {
@@ -94,7 +95,12 @@ interface CpuPerMessage {
 async function fill(push: (w: number) => Promise<number>) {
   let pushed = 0
   await Promise.all(Array.from({ length: CLIENTS }, async (_, w) => {
-    while (pushed < BACKLOG) pushed += await push(w)
+    // The count read after the await: `pushed += await push(w)` reads it before, so every client
+    // pushed a whole backlog of its own (16 × BACKLOG in all).
+    while (pushed < BACKLOG) {
+      const n = await push(w)
+      pushed += n
+    }
   }))
 }
 
