@@ -23,8 +23,8 @@ const CLIENTS = envInt('BENCH_CONCURRENCY', 16)
 const ROUNDS = envInt('BENCH_ROUNDS', 3)
 const WINDOW_MS = envInt('BENCH_DURATION_MS', 5000)
 const WARMUP_MS = 1000
-// Enough that neither side drains its backlog within a round's window at 25 000 msg/s.
-const BACKLOG = envInt('BENCH_BACKLOG', 150_000)
+// Enough that neither side drains its backlog within a round's window at 60 000 msg/s.
+const BACKLOG = envInt('BENCH_BACKLOG', 400_000)
 const BATCH = 100
 
 const ok = (res: { status: number; body: unknown }, want: number, what: string) => {

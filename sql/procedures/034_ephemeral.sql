@@ -273,10 +273,15 @@ $$;
 
 -- ephemeral_push_many_v1: several pushes to one queue in one transaction, as a Node broker fuses
 -- them (src/db/ephemeral-push-fusion.ts): p_groups is a JSON array of {"partition", "payloads"},
--- applied in order exactly as ephemeral_push_v1 would apply each, so the queue's ring row is locked
--- once and the whole batch commits once. All or nothing: any group's error (QMEFL, QMEBR, ...)
--- raises and writes nothing, and the broker then retries each push alone so only the one at fault
--- sees it. Returns {"pushed": [n, ...]}, one count per group in order.
+-- applied in order as ephemeral_push_v1 would apply each, so the queue's ring row is locked once and
+-- the whole batch commits once. All or nothing: any group's error (QMEFL, QMEBR, ...) raises and
+-- writes nothing, and the broker then retries each push alone so only the one at fault sees it.
+-- The ring's bookkeeping is done once for the call, not once per group: one TTL sweep, one trim of
+-- each partition the call pushes to, one bounds check of the whole, one insert and one update of
+-- the ring. When the whole does not fit without dropping anything, or a group is malformed, the
+-- groups are applied one by one through ephemeral_push_v1 instead, which decides each refusal and
+-- each dropOldest cut exactly as separate pushes would.
+-- Returns {"pushed": [n, ...]}, one count per group in order.
 create or replace function queen.ephemeral_push_many_v1(p_tenant text, p_queue text, p_groups jsonb)
 returns jsonb
 language plpgsql volatile
@@ -285,9 +290,89 @@ as $$
 declare
   v_counts jsonb := '[]'::jsonb;
   v_group jsonb;
+  v_valid boolean;
+  v_n bigint;
+  v_bytes bigint;
+  v_parts text[];
+  v_ring ephemeral_rings;
+  v_opt jsonb;
+  v_ttl bigint;
+  v_ttl_n bigint := 0::bigint;
+  v_ttl_bytes bigint := 0::bigint;
+  v_gone bigint := 0::bigint;
+  v_gone_bytes bigint := 0::bigint;
+  v_t record;
+  v_part text;
 begin
   if jsonb_typeof(p_groups) is distinct from 'array' then
     raise exception using errcode = 'QMEBR', message = 'groups: must be an array';
+  end if;
+  -- Every group well formed (what ephemeral_push_v1 would refuse sends the call down the
+  -- one-by-one path, which raises that group's own error), its payload count and bytes.
+  select coalesce(bool_and(
+           jsonb_typeof(g.value) = 'object'
+           and jsonb_typeof(g.value->'partition') = 'string'
+           and g.value->>'partition' <> '' and octet_length(g.value->>'partition') <= 512
+           and g.value->>'partition' !~ '[\x01-\x1f\x7f]'
+           and jsonb_typeof(g.value->'payloads') = 'array' and jsonb_array_length(g.value->'payloads') <= 10000), true),
+         coalesce(array_agg(distinct g.value->>'partition') filter (where jsonb_array_length(g.value->'payloads') > 0), '{}')
+    into v_valid, v_parts
+    from jsonb_array_elements(p_groups) g;
+  if v_valid then
+    select count(*), coalesce(sum(octet_length(e.value::text)), 0) into v_n, v_bytes
+      from jsonb_array_elements(p_groups) g
+     cross join lateral jsonb_array_elements(g.value->'payloads') e;
+  end if;
+  if v_valid and v_n > 0 then
+    perform _eph_check_on();
+    perform _eph_check_name('queue', p_queue);
+    select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+    if v_ring.queue is null then
+      insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
+      select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+    end if;
+    v_opt := _eph_options_of(p_tenant, p_queue);
+    v_ttl := (v_opt->>'ttlSeconds')::bigint;
+    if v_ttl > 0 and exists (
+      select 1 from (select created_at from ephemeral_messages where tenant_id = p_tenant and queue = p_queue order by seq limit 1) o
+       where o.created_at < clock_timestamp() - make_interval(secs => v_ttl)) then
+      with gone as (
+        delete from ephemeral_messages m
+         where m.tenant_id = p_tenant and m.queue = p_queue and m.created_at < clock_timestamp() - make_interval(secs => v_ttl)
+        returning m.bytes
+      )
+      select count(*), coalesce(sum(gone.bytes), 0) into v_ttl_n, v_ttl_bytes from gone;
+    end if;
+    foreach v_part in array v_parts loop
+      select t.n, t.bytes into v_t from _eph_trim(p_tenant, p_queue, v_part) t;
+      v_gone := v_gone + v_t.n;
+      v_gone_bytes := v_gone_bytes + v_t.bytes;
+    end loop;
+    if v_ring.depth - v_ttl_n - v_gone + v_n <= (v_opt->>'maxLength')::bigint
+       and v_ring.bytes - v_ttl_bytes - v_gone_bytes + v_bytes <= (v_opt->>'maxBytes')::bigint then
+      -- Numbered in the groups' order, each group's payloads in theirs: as the pushes one by one.
+      insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
+      select p_tenant, p_queue, g.value->>'partition',
+             v_ring.next_seq + row_number() over (order by g.ord, e.ord) - 1, e.value, octet_length(e.value::text)
+        from jsonb_array_elements(p_groups) with ordinality g(value, ord)
+       cross join lateral jsonb_array_elements(g.value->'payloads') with ordinality e(value, ord);
+      update ephemeral_rings
+         set next_seq = next_seq + v_n,
+             depth = depth - v_ttl_n - v_gone + v_n,
+             bytes = bytes - v_ttl_bytes - v_gone_bytes + v_bytes,
+             drops_ttl = drops_ttl + v_ttl_n,
+             touched_at = clock_timestamp()
+       where tenant_id = p_tenant and queue = p_queue;
+      select jsonb_agg(jsonb_array_length(g.value->'payloads') order by g.ord) into v_counts
+        from jsonb_array_elements(p_groups) with ordinality g(value, ord);
+      return jsonb_build_object('pushed', v_counts);
+    end if;
+    -- It does not fit as a whole: what was swept and trimmed is booked, then each group decides.
+    update ephemeral_rings
+       set depth = depth - v_ttl_n - v_gone,
+           bytes = bytes - v_ttl_bytes - v_gone_bytes,
+           drops_ttl = drops_ttl + v_ttl_n
+     where tenant_id = p_tenant and queue = p_queue;
   end if;
   for v_group in select g.value from jsonb_array_elements(p_groups) g loop
     v_counts := v_counts || jsonb_build_array(
