@@ -115,7 +115,9 @@ async function main() {
     ...(logFile ? { log: (line: string) => appendFileSync(logFile, `${line}\n`) } : {}),
   })
   const port = await freePort()
-  const broker = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/node.ts')], {
+  // `BENCH_BROKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=<dir>"`: node flags for the broker, e.g. a CPU profile.
+  const brokerFlags = (process.env.BENCH_BROKER_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
+  const broker = spawn(process.execPath, [...brokerFlags, '--import', 'tsx', join(ROOT, 'src/node.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: pg.url, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' },
     stdio: ['ignore', 'inherit', 'inherit'],

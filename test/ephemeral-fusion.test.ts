@@ -11,6 +11,7 @@ import { freshDatabase, type TestDatabase } from './helpers/database.js'
 let database: TestDatabase
 let db: Database
 let pops = 0
+let popsV2 = 0
 let acks = 0
 
 beforeAll(async () => {
@@ -20,6 +21,7 @@ beforeAll(async () => {
   const query = pool.query.bind(pool) as typeof pool.query
   pool.query = ((text: string, values?: unknown[]) => {
     if (text.includes('ephemeral_pop_v1')) pops++
+    if (text.includes('ephemeral_pop_v2')) popsV2++
     if (text.includes('ephemeral_ack_v1')) acks++
     return query(text, values)
   }) as typeof pool.query
@@ -81,6 +83,28 @@ describe('ephemeral pop fusion', () => {
     } finally {
       await database.sql(`delete from queen.system_state where key = 'ephemeral'`)
     }
+  })
+})
+
+describe("ephemeral pop fusion of the broker's own pop (ephemeral_pop_v2)", () => {
+  it('fuses the pops that arrive while one is in flight, each member its own share of the arrays in order', async () => {
+    await push('fp2', 'a', Array.from({ length: 12 }, (_, i) => i))
+    const popV2 = (batch: number) => db.call('ephemeral_pop_v2', { tenant, queue: 'fp2', partition: null, group: '', batch, autoAck: false })
+    popsV2 = 0
+    const first = popV2(2)
+    const rest = [popV2(3), popV2(4)]
+    expect(popsV2).toBe(1)
+    const answers = await Promise.all([first, ...rest])
+    expect(popsV2).toBe(2)
+    expect(answers.map((a) => a.payloads)).toEqual([[0, 1], [2, 3, 4], [5, 6, 7, 8]])
+    for (const a of answers) {
+      expect(a.partitions).toEqual(a.payloads.map(() => 'a'))
+      expect(a.attempts).toEqual(a.payloads.map(() => 0))
+      expect(a.seqs).toHaveLength(a.payloads.length)
+    }
+    // Consecutive numbers across the members, as one pop after another would have taken them.
+    const seqs = answers.flatMap((a) => a.seqs.map(BigInt))
+    expect(seqs.map((n) => n - seqs[0]!)).toEqual(Array.from({ length: 9 }, (_, i) => BigInt(i)))
   })
 })
 
