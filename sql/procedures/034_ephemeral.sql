@@ -53,13 +53,16 @@ end
 $$;
 
 -- _eph_options: the options in force for a queue: what was declared, defaults for the rest, each
--- clamped to the broker's ceilings (the declaration itself keeps what was sent).
+-- clamped to the broker's ceilings (the declaration itself keeps what was sent). plpgsql, as is
+-- _eph_options_of, so each backend plans their statements once: a SQL function with its own
+-- search_path is never inlined and was planned again on every call, a fifth of a pop's time.
 create or replace function queen._eph_options(p_declared jsonb)
 returns jsonb
-language sql immutable
+language plpgsql immutable
 set search_path = queen, pg_catalog
 as $$
-  select jsonb_build_object(
+begin
+  return jsonb_build_object(
     'maxBytes', least(coalesce((p_declared->>'maxBytes')::bigint, 16777216), 268435456),
     'maxLength', least(coalesce((p_declared->>'maxLength')::bigint, 10000), 1000000),
     'policy', coalesce(p_declared->>'policy', 'reject'),
@@ -68,16 +71,19 @@ as $$
     'retryLimit', least(coalesce((p_declared->>'retryLimit')::bigint, 5), 1000),
     'windowBuffer', case when jsonb_typeof(p_declared->'windowBuffer') = 'object' then jsonb_build_object(
       'ms', least(coalesce((p_declared->'windowBuffer'->>'ms')::bigint, 0), 300000),
-      'count', least(coalesce((p_declared->'windowBuffer'->>'count')::bigint, 0), 10000)) end)
+      'count', least(coalesce((p_declared->'windowBuffer'->>'count')::bigint, 0), 10000)) end);
+end
 $$;
 
 -- _eph_options_of: the options in force for one queue of a tenant.
 create or replace function queen._eph_options_of(p_tenant text, p_queue text)
 returns jsonb
-language sql stable
+language plpgsql stable
 set search_path = queen, pg_catalog
 as $$
-  select _eph_options((select options from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue))
+begin
+  return _eph_options((select options from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue));
+end
 $$;
 
 -- _eph_trim: deletes the messages of one partition that every group of the queue has delivered
@@ -596,16 +602,18 @@ $$;
 -- Kept for brokers that call it; this broker calls ephemeral_pop_v2 and builds the ids itself.
 create or replace function queen.ephemeral_pop_v1(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
 returns jsonb
-language sql volatile
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
-  select jsonb_build_object(
+begin
+  return (select jsonb_build_object(
     'messages', coalesce((select jsonb_agg(jsonb_build_object(
                   'id', 'e:' || p.o_epoch || ':' || u.part || ':' || u.seq || case when u.att > 0 then '.' || u.att else '' end,
                   'partition', u.part, 'attempts', u.att, 'payload', u.payload) order by u.ord)
                 from unnest(p.o_seqs, p.o_partitions, p.o_attempts, p.o_payloads) with ordinality u(seq, part, att, payload, ord)), '[]'::jsonb),
     'windowBuffer', p.o_window_buffer)
-    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack) p
+    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack) p);
+end
 $$;
 
 -- ephemeral_pop_v2: _eph_pop's deliveries as parallel arrays, for the broker to shape into
@@ -615,17 +623,19 @@ $$;
 -- "windowBuffer": {ms, count} | null}.
 create or replace function queen.ephemeral_pop_v2(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
 returns jsonb
-language sql volatile
+language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
-  select jsonb_build_object(
+begin
+  return (select jsonb_build_object(
     'epoch', p.o_epoch,
     'seqs', to_jsonb(p.o_seqs::text[]),
     'partitions', to_jsonb(p.o_partitions),
     'attempts', to_jsonb(p.o_attempts),
     'payloads', to_jsonb(p.o_payloads),
     'windowBuffer', p.o_window_buffer)
-    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack) p
+    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack) p);
+end
 $$;
 
 
