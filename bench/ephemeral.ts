@@ -163,19 +163,25 @@ async function main() {
       ok(await client.request('POST', '/api/v1/ephemeral/configure', { queue: ec, options: { maxLength: 1_000_000, maxBytes: 268_435_456 } }), 201, 'ephemeral configure')
       await fill(durablePush(client, dc))
       await fill(ephemeralPush(client, ec))
-      let dEmpty = false
-      let eEmpty = false
-      const dPop = await loop(async () => {
-        const n = await popAck(client, dc, BATCH)
-        if (n === 'empty') dEmpty = true
-        return n
-      }, () => dEmpty)
+      // Drained once an empty pop comes after the whole backlog was taken: a durable queue-mode pop
+      // answers empty while every partition is leased to another consumer, which is not the end.
+      const drained = () => {
+        let taken = 0
+        let done = false
+        return {
+          count: (n: number | 'empty') => {
+            if (n === 'empty') done = taken >= BACKLOG
+            else taken += n
+            return n
+          },
+          done: () => done,
+        }
+      }
+      const dDrain = drained()
+      const dPop = await loop(async () => dDrain.count(await popAck(client, dc, BATCH)), dDrain.done)
       const ePopAck = ephemeralPopAck(client, ec)
-      const ePop = await loop(async () => {
-        const n = await ePopAck()
-        if (n === 'empty') eEmpty = true
-        return n
-      }, () => eEmpty)
+      const eDrain = drained()
+      const ePop = await loop(async () => eDrain.count(await ePopAck()), eDrain.done)
       rows.push({ workload: 'pop+ack', round: r, durable: dPop, ephemeral: ePop })
       for (const row of rows.slice(-2)) {
         console.log(`round ${r} ${row.workload}: durable ${row.durable.itemsPerSec} msg/s, ephemeral ${row.ephemeral.itemsPerSec} msg/s (${round(row.ephemeral.itemsPerSec / row.durable.itemsPerSec, 2)}×)` +
