@@ -105,6 +105,26 @@ describe("ephemeral pop fusion of the broker's own pop (ephemeral_pop_v2)", () =
     // Consecutive numbers across the members, as one pop after another would have taken them.
     const seqs = answers.flatMap((a) => a.seqs.map(BigInt))
     expect(seqs.map((n) => n - seqs[0]!)).toEqual(Array.from({ length: 9 }, (_, i) => BigInt(i)))
+    // Each member's share is leased in a row of its own, as if each had popped alone: one ack per
+    // consumer deletes its own row instead of every ack rewriting one row of the whole fused call.
+    const rows = await database.sql<{ seqs: string[] }>(`select seqs from queen.ephemeral_leases where queue = 'fp2' order by lo`)
+    expect(rows.map((r) => r.seqs.map(String))).toEqual(answers.map((a) => a.seqs))
+    for (const a of answers) {
+      const settled = await db.call('ephemeral_ack_v2', { tenant, queue: 'fp2', group: '', ords: a.seqs.map((_, i) => i), epochs: a.seqs.map(() => a.epoch), seqs: a.seqs, attempts: a.attempts, back: a.seqs.map(() => false) })
+      expect(settled.acked).toEqual(a.seqs.map((_, i) => i))
+    }
+    expect(await database.sql(`select 1 from queen.ephemeral_leases where queue = 'fp2'`)).toEqual([])
+  })
+
+  it('refuses shares that do not split the batch', async () => {
+    for (const shares of [[], [2, 2], [5, 0], [-1, 6]]) {
+      await expect(db.call('ephemeral_pop_v2', { tenant, queue: 'fp2-shares', partition: null, group: '', batch: 5, autoAck: false, shares })).rejects.toMatchObject({ sqlstate: 'QMEBR' })
+    }
+    await push('fp2-shares', 'a', [1, 2, 3])
+    const popped = await db.call('ephemeral_pop_v2', { tenant, queue: 'fp2-shares', partition: null, group: '', batch: 5, autoAck: false, shares: [1, 4] })
+    expect(popped.payloads).toEqual([1, 2, 3])
+    const rows = await database.sql<{ n: number }>(`select cardinality(seqs) as n from queen.ephemeral_leases where queue = 'fp2-shares' order by lo`)
+    expect(rows.map((r) => r.n)).toEqual([1, 2])
   })
 })
 

@@ -398,8 +398,12 @@ $$;
 -- this database's incarnation, and the queue's windowBuffer ({ms, count} or null); the public
 -- procedures below shape them.
 -- Concurrency: pops of one group serialise on its group row. Writes one lease row per call (not per
--- message): the numbers it delivered, each with its partition and attempt count.
+-- message): the numbers it delivered, each with its partition and attempt count. p_shares (null:
+-- one) splits a fused call's deliveries, in order, into the batches of the pops it stands for
+-- (summing to p_batch), each leased in a row of its own: each consumer's ack then deletes its own
+-- row, where one row for all of them was rewritten by every ack, one ack at a time.
 create or replace function queen._eph_pop(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean,
+                                         p_shares integer[],
                                          out o_epoch text, out o_seqs bigint[], out o_partitions text[], out o_attempts integer[],
                                          out o_payloads jsonb[], out o_window_buffer jsonb)
 returns record
@@ -414,6 +418,7 @@ declare
   v_until timestamptz;
   v_cutoff timestamptz;
   v_retry_limit integer;
+  v_share_of integer[];
   v_out_seq bigint[] := '{}'::bigint[];
   v_out_part text[] := '{}'::text[];
   v_out_att integer[] := '{}'::integer[];
@@ -448,6 +453,16 @@ begin
   end if;
   if p_batch is null or p_batch not between 1 and 10000 then
     raise exception using errcode = 'QMEBR', message = 'batch must be 1 to 10000';
+  end if;
+  if p_shares is not null then
+    if cardinality(p_shares) = 0 or array_position(p_shares, null) is not null
+       or (select min(n) from unnest(p_shares) n) < 1 or (select sum(n) from unnest(p_shares) n) <> p_batch then
+      raise exception using errcode = 'QMEBR', message = 'shares: positive batches that sum to batch';
+    end if;
+    -- Which share each delivery position (1 .. p_batch) falls in.
+    select array_agg(s.i::integer order by s.i, g) into v_share_of
+      from unnest(p_shares) with ordinality s(n, i)
+     cross join lateral generate_series(1, s.n) g;
   end if;
 
   if not exists (select 1 from ephemeral_rings where tenant_id = p_tenant and queue = p_queue) then
@@ -577,14 +592,17 @@ begin
     end if;
   end if;
 
-  -- One lease row for everything this pop delivered, members in ascending number. Its lowest
-  -- number keys it: each member left its earlier row above, or was never leased to the group.
+  -- One lease row for everything this pop delivered (one per share when p_shares splits it),
+  -- members in ascending number. Its lowest number keys it: each member left its earlier row
+  -- above, or was never leased to the group. The deliveries are in delivery order here, so the
+  -- position of each picks its share.
   if not p_auto_ack and cardinality(v_lease_seq) + cardinality(v_new_seq) > 0 then
     insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
     select p_tenant, p_queue, p_group, min(u.seq), max(u.seq),
            array_agg(u.seq order by u.seq), array_agg(u.part order by u.seq), array_agg(u.att order by u.seq), v_until
       from unnest(v_lease_seq || v_new_seq, v_lease_part || v_new_part,
-                  v_lease_att || array_fill(0, array[cardinality(v_new_seq)])) u(seq, part, att);
+                  v_lease_att || array_fill(0, array[cardinality(v_new_seq)])) with ordinality u(seq, part, att, ord)
+     group by coalesce(v_share_of[u.ord], 0);
   end if;
 
   o_epoch := v_epoch;
@@ -612,16 +630,18 @@ begin
                   'partition', u.part, 'attempts', u.att, 'payload', u.payload) order by u.ord)
                 from unnest(p.o_seqs, p.o_partitions, p.o_attempts, p.o_payloads) with ordinality u(seq, part, att, payload, ord)), '[]'::jsonb),
     'windowBuffer', p.o_window_buffer)
-    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack) p);
+    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack, null) p);
 end
 $$;
 
 -- ephemeral_pop_v2: _eph_pop's deliveries as parallel arrays, for the broker to shape into
 -- messages and ids (src/ephemeral/pop-result.ts): building a JSON object and an id string per
 -- message here was a third of a pop's time in PostgreSQL. Numbers go as strings, exact past 2^53.
+-- p_shares: the batches of the pops a fused call stands for, each leased apart (see _eph_pop).
 -- Returns {"epoch", "seqs": [text], "partitions": [text], "attempts": [int], "payloads": [json],
 -- "windowBuffer": {ms, count} | null}.
-create or replace function queen.ephemeral_pop_v2(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
+create or replace function queen.ephemeral_pop_v2(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean,
+                                                  p_shares integer[] default null)
 returns jsonb
 language plpgsql volatile
 set search_path = queen, pg_catalog
@@ -634,7 +654,7 @@ begin
     'attempts', to_jsonb(p.o_attempts),
     'payloads', to_jsonb(p.o_payloads),
     'windowBuffer', p.o_window_buffer)
-    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack) p);
+    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack, p_shares) p);
 end
 $$;
 

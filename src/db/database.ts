@@ -55,7 +55,14 @@ export function createDatabase(
   const ack = fusion?.ack && fuseAck((args, gate) => gated('log_ack_v1', args, gate), fusion.ack)
   // Ephemeral pops of one group queue here while one is in flight (src/db/ephemeral-fusion.ts).
   const ephemeralPop = fusion?.ephemeral && fuseEphemeralPops((args, gate) => gated('ephemeral_pop_v1', args, gate), sliceMessages)
-  const ephemeralPopV2 = fusion?.ephemeral && fuseEphemeralPops((args, gate) => gated('ephemeral_pop_v2', args, gate), sliceDeliveries)
+  // v2 leases each member's share in a row of its own, so each consumer's ack settles its own row.
+  const ephemeralPopV2 =
+    fusion?.ephemeral &&
+    fuseEphemeralPops(
+      (args: ArgsOf<'ephemeral_pop_v2'>, gate) => gated('ephemeral_pop_v2', args, gate),
+      sliceDeliveries,
+      (first, batches) => ({ ...first, batch: batches.reduce((sum, b) => sum + b, 0), shares: batches }),
+    )
   // Ephemeral pushes to one queue likewise, as one call of several partitions (src/db/ephemeral-push-fusion.ts).
   const ephemeralPush =
     fusion?.ephemeral &&
