@@ -357,11 +357,14 @@ begin
     if v_ring.depth - v_ttl_n - v_gone + v_n <= (v_opt->>'maxLength')::bigint
        and v_ring.bytes - v_ttl_bytes - v_gone_bytes + v_bytes <= (v_opt->>'maxBytes')::bigint then
       -- Numbered in the groups' order, each group's payloads in theirs: as the pushes one by one.
+      -- Each group's first number comes from the counts of those before it (a window over the
+      -- groups, not over every message, which would sort them all).
       insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
-      select p_tenant, p_queue, g.value->>'partition',
-             v_ring.next_seq + row_number() over (order by g.ord, e.ord) - 1, e.value, octet_length(e.value::text)
-        from jsonb_array_elements(p_groups) with ordinality g(value, ord)
-       cross join lateral jsonb_array_elements(g.value->'payloads') with ordinality e(value, ord);
+      select p_tenant, p_queue, g.part, v_ring.next_seq + g.before + e.ord - 1, e.value, octet_length(e.value::text)
+        from (select x.value->>'partition' as part, x.value->'payloads' as payloads,
+                     coalesce(sum(jsonb_array_length(x.value->'payloads')) over (order by x.ord rows between unbounded preceding and 1 preceding), 0) as before
+                from jsonb_array_elements(p_groups) with ordinality x(value, ord)) g
+       cross join lateral jsonb_array_elements(g.payloads) with ordinality e(value, ord);
       update ephemeral_rings
          set next_seq = next_seq + v_n,
              depth = depth - v_ttl_n - v_gone + v_n,
