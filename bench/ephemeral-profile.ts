@@ -15,6 +15,7 @@ import pg from 'pg'
 import { createDatabase } from '../src/db/database.js'
 import { startEmbeddedPostgres } from '../src/db/embedded.js'
 import { ackVerdicts, parseAcks } from '../src/ephemeral/ack-ids.js'
+import { popMessages } from '../src/ephemeral/pop-result.js'
 import { migrate } from '../src/db/migrate.js'
 import { createNodePool } from '../src/db/node-pool.js'
 import type { PoolLike } from '../src/db/queryable.js'
@@ -137,7 +138,7 @@ async function main() {
       }, () => dDone)
       let eDone = false
       await phase('ephemeral pop+ack', async () => {
-        const popped = (await db.call('ephemeral_pop_v1', { tenant, queue: ec, partition: null, group: '', batch: BATCH, autoAck: false } as never)) as { messages: { id: string }[] }
+        const popped = { messages: popMessages(await db.call('ephemeral_pop_v2', { tenant, queue: ec, partition: null, group: '', batch: BATCH, autoAck: false })) }
         if (popped.messages.length === 0) {
           eDone = true
           return 0

@@ -23,7 +23,8 @@ const CLIENTS = envInt('BENCH_CONCURRENCY', 16)
 const ROUNDS = envInt('BENCH_ROUNDS', 3)
 const WINDOW_MS = envInt('BENCH_DURATION_MS', 5000)
 const WARMUP_MS = 1000
-const BACKLOG = envInt('BENCH_BACKLOG', 60_000)
+// Enough that neither side drains its backlog within a round's window at 60 000 msg/s.
+const BACKLOG = envInt('BENCH_BACKLOG', 400_000)
 const BATCH = 100
 
 const ok = (res: { status: number; body: unknown }, want: number, what: string) => {
@@ -94,7 +95,12 @@ interface CpuPerMessage {
 async function fill(push: (w: number) => Promise<number>) {
   let pushed = 0
   await Promise.all(Array.from({ length: CLIENTS }, async (_, w) => {
-    while (pushed < BACKLOG) pushed += await push(w)
+    // The count read after the await: `pushed += await push(w)` reads it before, so every client
+    // pushed a whole backlog of its own (16 × BACKLOG in all).
+    while (pushed < BACKLOG) {
+      const n = await push(w)
+      pushed += n
+    }
   }))
 }
 
@@ -109,7 +115,9 @@ async function main() {
     ...(logFile ? { log: (line: string) => appendFileSync(logFile, `${line}\n`) } : {}),
   })
   const port = await freePort()
-  const broker = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/node.ts')], {
+  // `BENCH_BROKER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=<dir>"`: node flags for the broker, e.g. a CPU profile.
+  const brokerFlags = (process.env.BENCH_BROKER_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
+  const broker = spawn(process.execPath, [...brokerFlags, '--import', 'tsx', join(ROOT, 'src/node.ts')], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: pg.url, LOG_LEVEL: 'warn', DB_POOL_SIZE: '10' },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -155,19 +163,25 @@ async function main() {
       ok(await client.request('POST', '/api/v1/ephemeral/configure', { queue: ec, options: { maxLength: 1_000_000, maxBytes: 268_435_456 } }), 201, 'ephemeral configure')
       await fill(durablePush(client, dc))
       await fill(ephemeralPush(client, ec))
-      let dEmpty = false
-      let eEmpty = false
-      const dPop = await loop(async () => {
-        const n = await popAck(client, dc, BATCH)
-        if (n === 'empty') dEmpty = true
-        return n
-      }, () => dEmpty)
+      // Drained once an empty pop comes after the whole backlog was taken: a durable queue-mode pop
+      // answers empty while every partition is leased to another consumer, which is not the end.
+      const drained = () => {
+        let taken = 0
+        let done = false
+        return {
+          count: (n: number | 'empty') => {
+            if (n === 'empty') done = taken >= BACKLOG
+            else taken += n
+            return n
+          },
+          done: () => done,
+        }
+      }
+      const dDrain = drained()
+      const dPop = await loop(async () => dDrain.count(await popAck(client, dc, BATCH)), dDrain.done)
       const ePopAck = ephemeralPopAck(client, ec)
-      const ePop = await loop(async () => {
-        const n = await ePopAck()
-        if (n === 'empty') eEmpty = true
-        return n
-      }, () => eEmpty)
+      const eDrain = drained()
+      const ePop = await loop(async () => eDrain.count(await ePopAck()), eDrain.done)
       rows.push({ workload: 'pop+ack', round: r, durable: dPop, ephemeral: ePop })
       for (const row of rows.slice(-2)) {
         console.log(`round ${r} ${row.workload}: durable ${row.durable.itemsPerSec} msg/s, ephemeral ${row.ephemeral.itemsPerSec} msg/s (${round(row.ephemeral.itemsPerSec / row.durable.itemsPerSec, 2)}×)` +

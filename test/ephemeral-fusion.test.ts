@@ -11,6 +11,7 @@ import { freshDatabase, type TestDatabase } from './helpers/database.js'
 let database: TestDatabase
 let db: Database
 let pops = 0
+let popsV2 = 0
 let acks = 0
 
 beforeAll(async () => {
@@ -20,6 +21,7 @@ beforeAll(async () => {
   const query = pool.query.bind(pool) as typeof pool.query
   pool.query = ((text: string, values?: unknown[]) => {
     if (text.includes('ephemeral_pop_v1')) pops++
+    if (text.includes('ephemeral_pop_v2')) popsV2++
     if (text.includes('ephemeral_ack_v1')) acks++
     return query(text, values)
   }) as typeof pool.query
@@ -81,6 +83,48 @@ describe('ephemeral pop fusion', () => {
     } finally {
       await database.sql(`delete from queen.system_state where key = 'ephemeral'`)
     }
+  })
+})
+
+describe("ephemeral pop fusion of the broker's own pop (ephemeral_pop_v2)", () => {
+  it('fuses the pops that arrive while one is in flight, each member its own share of the arrays in order', async () => {
+    await push('fp2', 'a', Array.from({ length: 12 }, (_, i) => i))
+    const popV2 = (batch: number) => db.call('ephemeral_pop_v2', { tenant, queue: 'fp2', partition: null, group: '', batch, autoAck: false })
+    popsV2 = 0
+    const first = popV2(2)
+    const rest = [popV2(3), popV2(4)]
+    expect(popsV2).toBe(1)
+    const answers = await Promise.all([first, ...rest])
+    expect(popsV2).toBe(2)
+    expect(answers.map((a) => a.payloads)).toEqual([[0, 1], [2, 3, 4], [5, 6, 7, 8]])
+    for (const a of answers) {
+      expect(a.partitions).toEqual(a.payloads.map(() => 'a'))
+      expect(a.attempts).toEqual(a.payloads.map(() => 0))
+      expect(a.seqs).toHaveLength(a.payloads.length)
+    }
+    // Consecutive numbers across the members, as one pop after another would have taken them.
+    const seqs = answers.flatMap((a) => a.seqs.map(BigInt))
+    expect(seqs.map((n) => n - seqs[0]!)).toEqual(Array.from({ length: 9 }, (_, i) => BigInt(i)))
+    // Each member's share is leased in a row of its own, as if each had popped alone: one ack per
+    // consumer deletes its own row instead of every ack rewriting one row of the whole fused call.
+    const rows = await database.sql<{ seqs: string[] }>(`select seqs from queen.ephemeral_leases where queue = 'fp2' order by lo`)
+    expect(rows.map((r) => r.seqs.map(String))).toEqual(answers.map((a) => a.seqs))
+    for (const a of answers) {
+      const settled = await db.call('ephemeral_ack_v2', { tenant, queue: 'fp2', group: '', ords: a.seqs.map((_, i) => i), epochs: a.seqs.map(() => a.epoch), seqs: a.seqs, attempts: a.attempts, back: a.seqs.map(() => false) })
+      expect(settled.acked).toEqual(a.seqs.map((_, i) => i))
+    }
+    expect(await database.sql(`select 1 from queen.ephemeral_leases where queue = 'fp2'`)).toEqual([])
+  })
+
+  it('refuses shares that do not split the batch', async () => {
+    for (const shares of [[], [2, 2], [5, 0], [-1, 6]]) {
+      await expect(db.call('ephemeral_pop_v2', { tenant, queue: 'fp2-shares', partition: null, group: '', batch: 5, autoAck: false, shares })).rejects.toMatchObject({ sqlstate: 'QMEBR' })
+    }
+    await push('fp2-shares', 'a', [1, 2, 3])
+    const popped = await db.call('ephemeral_pop_v2', { tenant, queue: 'fp2-shares', partition: null, group: '', batch: 5, autoAck: false, shares: [1, 4] })
+    expect(popped.payloads).toEqual([1, 2, 3])
+    const rows = await database.sql<{ n: number }>(`select cardinality(seqs) as n from queen.ephemeral_leases where queue = 'fp2-shares' order by lo`)
+    expect(rows.map((r) => r.n)).toEqual([1, 2])
   })
 })
 

@@ -3,6 +3,7 @@
 // whatever partition each pushes to; every caller gets its own count, the messages land in arrival
 // order, pushes to other queues are not held back, and a member whose push fails for its own reason
 // gets its own error while the others' pushes are written.
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.js'
 import { DbError } from '../src/db/errors.js'
@@ -34,6 +35,14 @@ afterAll(async () => {
 const tenant = ''
 const push = (queue: string, partition: string, payloads: unknown[]) => db.call('ephemeral_push_v1', { tenant, queue, partition, payloads })
 const popAll = async (queue: string) => (await db.call('ephemeral_pop_v1', { tenant, queue, partition: null, group: '', batch: 1000, autoAck: true })).messages
+const pushMany = (queue: string, groups: { partition: string; payloads: unknown[] }[]) => db.call('ephemeral_push_many_v1', { tenant, queue, groups })
+const configure = (queue: string, options: Record<string, unknown>) => db.call('ephemeral_configure_v1', { tenant, queue, options })
+/** What a queue holds, as its readers see it: every payload in number order, the gauges and the drops. */
+const contents = async (queue: string) => {
+  const messages = (await db.call('ephemeral_pop_v1', { tenant, queue, partition: null, group: 'inspect', batch: 1000, autoAck: true })).messages
+  const gauges = (await db.call('ephemeral_queues_v1', { tenant })).queues.find((q) => q.queue === queue)!
+  return { messages: messages.map((m) => [m.partition, m.payload]), depth: gauges.depth, bytes: gauges.bytes, drops: gauges.drops }
+}
 
 describe('ephemeral push fusion', () => {
   it('sends a push at once with nothing in flight, and the pushes that arrive meanwhile as one call over their partitions', async () => {
@@ -100,4 +109,61 @@ describe('ephemeral push fusion', () => {
       await database.sql(`delete from queen.system_state where key = 'ephemeral'`)
     }
   })
+
+  it('books the ring once for a fused call of several partitions, not once per partition', async () => {
+    // The ring's row is written once per call (one TTL sweep, one trim per partition, one bounds
+    // check, one insert): counted by the transaction's own table statistics.
+    const client = new pg.Client({ connectionString: database.url })
+    await client.connect()
+    try {
+      await client.query('begin')
+      const groups = [{ partition: 'a', payloads: [1, 2] }, { partition: 'b', payloads: [3] }, { partition: 'a', payloads: [4] }]
+      const { rows } = await client.query(`select queen.ephemeral_push_many_v1('', 'fu-once', $1::jsonb) as result`, [JSON.stringify(groups)])
+      expect(rows[0].result).toEqual({ pushed: [2, 1, 1] })
+      const stats = await client.query(`select n_tup_ins::int as ins, n_tup_upd::int as upd from pg_stat_xact_user_tables where schemaname = 'queen' and relname = $1`, ['ephemeral_rings'])
+      expect(stats.rows[0]).toEqual({ ins: 1, upd: 1 })
+      const messages = await client.query(`select count(*)::int as n from pg_stat_xact_user_tables where schemaname = 'queen' and relname = 'ephemeral_messages' and n_tup_ins = 4`)
+      expect(messages.rows[0].n).toBe(1)
+      await client.query('commit')
+    } finally {
+      await client.end()
+    }
+    expect((await contents('fu-once')).messages).toEqual([['a', 1], ['a', 2], ['b', 3], ['a', 4]])
+  })
+
+  it('leaves a queue as the same pushes one by one would, within the bounds and past them', async () => {
+    const cases: { options: Record<string, unknown>; groups: { partition: string; payloads: unknown[] }[] }[] = [
+      // Fits whole: one booking.
+      { options: { maxLength: 10 }, groups: [{ partition: 'a', payloads: [1, 2, 3] }, { partition: 'b', payloads: [4, 5] }] },
+      // Past maxLength under dropOldest: the second push drops the first one's oldest.
+      { options: { maxLength: 4, policy: 'dropOldest' }, groups: [{ partition: 'a', payloads: [1, 2, 3] }, { partition: 'b', payloads: [4, 5, 6] }] },
+      // Past maxBytes under dropOldest, three partitions.
+      { options: { maxBytes: 12, policy: 'dropOldest' }, groups: [{ partition: 'a', payloads: ['aaaa'] }, { partition: 'b', payloads: ['bbbb', 'cccc'] }, { partition: 'c', payloads: ['d'] }] },
+    ]
+    for (const [i, { options, groups }] of cases.entries()) {
+      const fusedQueue = `fu-same-${i}`
+      const aloneQueue = `fu-alone-${i}`
+      await configure(fusedQueue, options)
+      await configure(aloneQueue, options)
+      // Something consumed already, so the trim has work: one message every group has taken.
+      for (const q of [fusedQueue, aloneQueue]) {
+        await db.call('ephemeral_push_v1', { tenant, queue: q, partition: 'a', payloads: ['x'] })
+        await db.call('ephemeral_pop_v1', { tenant, queue: q, partition: null, group: 'inspect', batch: 1, autoAck: true })
+      }
+      const fusedAnswer = await pushMany(fusedQueue, groups)
+      const aloneAnswers = []
+      for (const g of groups) aloneAnswers.push((await db.call('ephemeral_push_v1', { tenant, queue: aloneQueue, partition: g.partition, payloads: g.payloads })).pushed)
+      expect(fusedAnswer.pushed).toEqual(aloneAnswers)
+      expect(await contents(fusedQueue)).toEqual(await contents(aloneQueue))
+    }
+  })
+
+  it('refuses the whole fused call when the whole does not fit under reject, as the broker then retries each alone', async () => {
+    await configure('fu-full', { maxLength: 4 })
+    await expect(pushMany('fu-full', [{ partition: 'a', payloads: [1, 2, 3] }, { partition: 'b', payloads: [4, 5] }])).rejects.toMatchObject({ sqlstate: 'QMEFL' })
+    expect((await contents('fu-full')).depth).toBe(0)
+    await expect(pushMany('fu-full', [{ partition: 'a', payloads: [1] }, { partition: 'bad\u0001', payloads: [2] }])).rejects.toMatchObject({ sqlstate: 'QMEBR' })
+    expect((await contents('fu-full')).depth).toBe(0)
+  })
 })
+

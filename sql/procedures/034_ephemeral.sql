@@ -53,13 +53,16 @@ end
 $$;
 
 -- _eph_options: the options in force for a queue: what was declared, defaults for the rest, each
--- clamped to the broker's ceilings (the declaration itself keeps what was sent).
+-- clamped to the broker's ceilings (the declaration itself keeps what was sent). plpgsql, as is
+-- _eph_options_of, so each backend plans their statements once: a SQL function with its own
+-- search_path is never inlined and was planned again on every call, a fifth of a pop's time.
 create or replace function queen._eph_options(p_declared jsonb)
 returns jsonb
-language sql immutable
+language plpgsql immutable
 set search_path = queen, pg_catalog
 as $$
-  select jsonb_build_object(
+begin
+  return jsonb_build_object(
     'maxBytes', least(coalesce((p_declared->>'maxBytes')::bigint, 16777216), 268435456),
     'maxLength', least(coalesce((p_declared->>'maxLength')::bigint, 10000), 1000000),
     'policy', coalesce(p_declared->>'policy', 'reject'),
@@ -68,16 +71,19 @@ as $$
     'retryLimit', least(coalesce((p_declared->>'retryLimit')::bigint, 5), 1000),
     'windowBuffer', case when jsonb_typeof(p_declared->'windowBuffer') = 'object' then jsonb_build_object(
       'ms', least(coalesce((p_declared->'windowBuffer'->>'ms')::bigint, 0), 300000),
-      'count', least(coalesce((p_declared->'windowBuffer'->>'count')::bigint, 0), 10000)) end)
+      'count', least(coalesce((p_declared->'windowBuffer'->>'count')::bigint, 0), 10000)) end);
+end
 $$;
 
 -- _eph_options_of: the options in force for one queue of a tenant.
 create or replace function queen._eph_options_of(p_tenant text, p_queue text)
 returns jsonb
-language sql stable
+language plpgsql stable
 set search_path = queen, pg_catalog
 as $$
-  select _eph_options((select options from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue))
+begin
+  return _eph_options((select options from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue));
+end
 $$;
 
 -- _eph_trim: deletes the messages of one partition that every group of the queue has delivered
@@ -273,10 +279,15 @@ $$;
 
 -- ephemeral_push_many_v1: several pushes to one queue in one transaction, as a Node broker fuses
 -- them (src/db/ephemeral-push-fusion.ts): p_groups is a JSON array of {"partition", "payloads"},
--- applied in order exactly as ephemeral_push_v1 would apply each, so the queue's ring row is locked
--- once and the whole batch commits once. All or nothing: any group's error (QMEFL, QMEBR, ...)
--- raises and writes nothing, and the broker then retries each push alone so only the one at fault
--- sees it. Returns {"pushed": [n, ...]}, one count per group in order.
+-- applied in order as ephemeral_push_v1 would apply each, so the queue's ring row is locked once and
+-- the whole batch commits once. All or nothing: any group's error (QMEFL, QMEBR, ...) raises and
+-- writes nothing, and the broker then retries each push alone so only the one at fault sees it.
+-- The ring's bookkeeping is done once for the call, not once per group: one TTL sweep, one trim of
+-- each partition the call pushes to, one bounds check of the whole, one insert and one update of
+-- the ring. When the whole does not fit without dropping anything, or a group is malformed, the
+-- groups are applied one by one through ephemeral_push_v1 instead, which decides each refusal and
+-- each dropOldest cut exactly as separate pushes would.
+-- Returns {"pushed": [n, ...]}, one count per group in order.
 create or replace function queen.ephemeral_push_many_v1(p_tenant text, p_queue text, p_groups jsonb)
 returns jsonb
 language plpgsql volatile
@@ -285,9 +296,92 @@ as $$
 declare
   v_counts jsonb := '[]'::jsonb;
   v_group jsonb;
+  v_valid boolean;
+  v_n bigint;
+  v_bytes bigint;
+  v_parts text[];
+  v_ring ephemeral_rings;
+  v_opt jsonb;
+  v_ttl bigint;
+  v_ttl_n bigint := 0::bigint;
+  v_ttl_bytes bigint := 0::bigint;
+  v_gone bigint := 0::bigint;
+  v_gone_bytes bigint := 0::bigint;
+  v_t record;
+  v_part text;
 begin
   if jsonb_typeof(p_groups) is distinct from 'array' then
     raise exception using errcode = 'QMEBR', message = 'groups: must be an array';
+  end if;
+  -- Every group well formed (what ephemeral_push_v1 would refuse sends the call down the
+  -- one-by-one path, which raises that group's own error), its payload count and bytes.
+  select coalesce(bool_and(
+           jsonb_typeof(g.value) = 'object'
+           and jsonb_typeof(g.value->'partition') = 'string'
+           and g.value->>'partition' <> '' and octet_length(g.value->>'partition') <= 512
+           and g.value->>'partition' !~ '[\x01-\x1f\x7f]'
+           and jsonb_typeof(g.value->'payloads') = 'array' and jsonb_array_length(g.value->'payloads') <= 10000), true),
+         coalesce(array_agg(distinct g.value->>'partition') filter (where jsonb_array_length(g.value->'payloads') > 0), '{}')
+    into v_valid, v_parts
+    from jsonb_array_elements(p_groups) g;
+  if v_valid then
+    select count(*), coalesce(sum(octet_length(e.value::text)), 0) into v_n, v_bytes
+      from jsonb_array_elements(p_groups) g
+     cross join lateral jsonb_array_elements(g.value->'payloads') e;
+  end if;
+  if v_valid and v_n > 0 then
+    perform _eph_check_on();
+    perform _eph_check_name('queue', p_queue);
+    select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+    if v_ring.queue is null then
+      insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
+      select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
+    end if;
+    v_opt := _eph_options_of(p_tenant, p_queue);
+    v_ttl := (v_opt->>'ttlSeconds')::bigint;
+    if v_ttl > 0 and exists (
+      select 1 from (select created_at from ephemeral_messages where tenant_id = p_tenant and queue = p_queue order by seq limit 1) o
+       where o.created_at < clock_timestamp() - make_interval(secs => v_ttl)) then
+      with gone as (
+        delete from ephemeral_messages m
+         where m.tenant_id = p_tenant and m.queue = p_queue and m.created_at < clock_timestamp() - make_interval(secs => v_ttl)
+        returning m.bytes
+      )
+      select count(*), coalesce(sum(gone.bytes), 0) into v_ttl_n, v_ttl_bytes from gone;
+    end if;
+    foreach v_part in array v_parts loop
+      select t.n, t.bytes into v_t from _eph_trim(p_tenant, p_queue, v_part) t;
+      v_gone := v_gone + v_t.n;
+      v_gone_bytes := v_gone_bytes + v_t.bytes;
+    end loop;
+    if v_ring.depth - v_ttl_n - v_gone + v_n <= (v_opt->>'maxLength')::bigint
+       and v_ring.bytes - v_ttl_bytes - v_gone_bytes + v_bytes <= (v_opt->>'maxBytes')::bigint then
+      -- Numbered in the groups' order, each group's payloads in theirs: as the pushes one by one.
+      -- Each group's first number comes from the counts of those before it (a window over the
+      -- groups, not over every message, which would sort them all).
+      insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
+      select p_tenant, p_queue, g.part, v_ring.next_seq + g.before + e.ord - 1, e.value, octet_length(e.value::text)
+        from (select x.value->>'partition' as part, x.value->'payloads' as payloads,
+                     coalesce(sum(jsonb_array_length(x.value->'payloads')) over (order by x.ord rows between unbounded preceding and 1 preceding), 0) as before
+                from jsonb_array_elements(p_groups) with ordinality x(value, ord)) g
+       cross join lateral jsonb_array_elements(g.payloads) with ordinality e(value, ord);
+      update ephemeral_rings
+         set next_seq = next_seq + v_n,
+             depth = depth - v_ttl_n - v_gone + v_n,
+             bytes = bytes - v_ttl_bytes - v_gone_bytes + v_bytes,
+             drops_ttl = drops_ttl + v_ttl_n,
+             touched_at = clock_timestamp()
+       where tenant_id = p_tenant and queue = p_queue;
+      select jsonb_agg(jsonb_array_length(g.value->'payloads') order by g.ord) into v_counts
+        from jsonb_array_elements(p_groups) with ordinality g(value, ord);
+      return jsonb_build_object('pushed', v_counts);
+    end if;
+    -- It does not fit as a whole: what was swept and trimmed is booked, then each group decides.
+    update ephemeral_rings
+       set depth = depth - v_ttl_n - v_gone,
+           bytes = bytes - v_ttl_bytes - v_gone_bytes,
+           drops_ttl = drops_ttl + v_ttl_n
+     where tenant_id = p_tenant and queue = p_queue;
   end if;
   for v_group in select g.value from jsonb_array_elements(p_groups) g loop
     v_counts := v_counts || jsonb_build_array(
@@ -297,17 +391,25 @@ begin
 end;
 $$;
 
--- ephemeral_pop_v1: takes up to p_batch messages for group p_group ('' = queue mode) of one queue,
+-- _eph_pop: takes up to p_batch messages for group p_group ('' = queue mode) of one queue,
 -- from p_partition or (null) every partition. Redeliverable leases of the group come first (their
 -- attempts + 1; beyond retryLimit a message is dropped for the group and counted), then messages the
 -- group has not been given, in push order. Without p_auto_ack each delivery takes a lease of
 -- leaseSeconds; with it the cursor alone advances. Creates the ring and the group when absent.
 -- Messages older than ttlSeconds are never delivered. Never sleeps: the route waits.
--- Returns {"messages": [{id, partition, attempts, payload}], "windowBuffer": {ms, count} | null}.
+-- Returns the deliveries as parallel arrays in delivery order (number, partition, attempts, payload),
+-- this database's incarnation, and the queue's windowBuffer ({ms, count} or null); the public
+-- procedures below shape them.
 -- Concurrency: pops of one group serialise on its group row. Writes one lease row per call (not per
--- message): the numbers it delivered, each with its partition and attempt count.
-create or replace function queen.ephemeral_pop_v1(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
-returns jsonb
+-- message): the numbers it delivered, each with its partition and attempt count. p_shares (null:
+-- one) splits a fused call's deliveries, in order, into the batches of the pops it stands for
+-- (summing to p_batch), each leased in a row of its own: each consumer's ack then deletes its own
+-- row, where one row for all of them was rewritten by every ack, one ack at a time.
+create or replace function queen._eph_pop(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean,
+                                         p_shares integer[],
+                                         out o_epoch text, out o_seqs bigint[], out o_partitions text[], out o_attempts integer[],
+                                         out o_payloads jsonb[], out o_window_buffer jsonb)
+returns record
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
@@ -319,10 +421,13 @@ declare
   v_until timestamptz;
   v_cutoff timestamptz;
   v_retry_limit integer;
-  v_out jsonb[] := '{}'::jsonb[];
+  v_share_of integer[];
+  v_out_seq bigint[] := '{}'::bigint[];
+  v_out_part text[] := '{}'::text[];
+  v_out_att integer[] := '{}'::integer[];
+  v_out_payload jsonb[] := '{}'::jsonb[];
   v_retry_drops bigint := 0::bigint;
   v_left integer;
-  v_new jsonb;
   v_rows bigint[];
   v_taken bigint[] := '{}'::bigint[];
   v_lease_seq bigint[] := '{}'::bigint[];
@@ -351,6 +456,16 @@ begin
   end if;
   if p_batch is null or p_batch not between 1 and 10000 then
     raise exception using errcode = 'QMEBR', message = 'batch must be 1 to 10000';
+  end if;
+  if p_shares is not null then
+    if cardinality(p_shares) = 0 or array_position(p_shares, null) is not null
+       or (select min(n) from unnest(p_shares) n) < 1 or (select sum(n) from unnest(p_shares) n) <> p_batch then
+      raise exception using errcode = 'QMEBR', message = 'shares: positive batches that sum to batch';
+    end if;
+    -- Which share each delivery position (1 .. p_batch) falls in.
+    select array_agg(s.i::integer order by s.i, g) into v_share_of
+      from unnest(p_shares) with ordinality s(n, i)
+     cross join lateral generate_series(1, s.n) g;
   end if;
 
   if not exists (select 1 from ephemeral_rings where tenant_id = p_tenant and queue = p_queue) then
@@ -403,9 +518,10 @@ begin
         v_lease_part := array_append(v_lease_part, r.partition);
         v_lease_att := array_append(v_lease_att, r.attempts + 1);
       end if;
-      v_out := array_append(v_out, jsonb_build_object(
-        'id', 'e:' || v_epoch || ':' || r.partition || ':' || r.seq || '.' || (r.attempts + 1),
-        'partition', r.partition, 'attempts', r.attempts + 1, 'payload', r.payload));
+      v_out_seq := array_append(v_out_seq, r.seq);
+      v_out_part := array_append(v_out_part, r.partition);
+      v_out_att := array_append(v_out_att, r.attempts + 1);
+      v_out_payload := array_append(v_out_payload, r.payload);
     end loop;
     perform _eph_lease_drop(p_tenant, p_queue, p_group, v_rows, v_taken);
   end if;
@@ -422,7 +538,7 @@ begin
   -- first statistics, as "read every row of the queue and sort", and cost a pop over a large
   -- backlog hundreds of milliseconds until autovacuum's first ANALYZE. A window that gaps or
   -- filters leave short is followed by one four times wider.
-  v_left := p_batch - cardinality(v_out);
+  v_left := p_batch - cardinality(v_out_seq);
   if v_left > 0 then
     if p_partition is null then
       v_from := v_group.scan_from;
@@ -470,10 +586,6 @@ begin
       insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
       select p_tenant, p_queue, p_group, u.part, max(u.seq) from unnest(v_new_seq, v_new_part) u(seq, part) group by u.part
       on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq);
-      select jsonb_agg(jsonb_build_object('id', 'e:' || v_epoch || ':' || u.part || ':' || u.seq,
-                                          'partition', u.part, 'attempts', 0, 'payload', u.payload) order by u.ord)
-        into v_new
-        from unnest(v_new_seq, v_new_part, v_new_payload) with ordinality u(seq, part, payload, ord);
       -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
       -- below the last one it took has been given to the group (or expired).
       if p_partition is null then
@@ -483,21 +595,72 @@ begin
     end if;
   end if;
 
-  -- One lease row for everything this pop delivered, members in ascending number. Its lowest
-  -- number keys it: each member left its earlier row above, or was never leased to the group.
+  -- One lease row for everything this pop delivered (one per share when p_shares splits it),
+  -- members in ascending number. Its lowest number keys it: each member left its earlier row
+  -- above, or was never leased to the group. The deliveries are in delivery order here, so the
+  -- position of each picks its share.
   if not p_auto_ack and cardinality(v_lease_seq) + cardinality(v_new_seq) > 0 then
     insert into ephemeral_leases (tenant_id, queue, grp, lo, hi, seqs, partitions, attempts, lease_until)
     select p_tenant, p_queue, p_group, min(u.seq), max(u.seq),
            array_agg(u.seq order by u.seq), array_agg(u.part order by u.seq), array_agg(u.att order by u.seq), v_until
       from unnest(v_lease_seq || v_new_seq, v_lease_part || v_new_part,
-                  v_lease_att || array_fill(0, array[cardinality(v_new_seq)])) u(seq, part, att);
+                  v_lease_att || array_fill(0, array[cardinality(v_new_seq)])) with ordinality u(seq, part, att, ord)
+     group by coalesce(v_share_of[u.ord], 0);
   end if;
 
-  return jsonb_build_object(
-    'messages', to_jsonb(v_out) || coalesce(v_new, '[]'::jsonb),
-    'windowBuffer', v_opt->'windowBuffer');
+  o_epoch := v_epoch;
+  o_seqs := v_out_seq || v_new_seq;
+  o_partitions := v_out_part || v_new_part;
+  o_attempts := v_out_att || array_fill(0, array[cardinality(v_new_seq)]);
+  o_payloads := v_out_payload || v_new_payload;
+  o_window_buffer := v_opt->'windowBuffer';
 end
 $$;
+
+-- ephemeral_pop_v1: _eph_pop's deliveries as Queen's messages, each with its id built here:
+-- `e:<epoch>:<partition>:<number>` for a first delivery, `….<attempts>` for a redelivery.
+-- Returns {"messages": [{id, partition, attempts, payload}], "windowBuffer": {ms, count} | null}.
+-- Kept for brokers that call it; this broker calls ephemeral_pop_v2 and builds the ids itself.
+create or replace function queen.ephemeral_pop_v1(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  return (select jsonb_build_object(
+    'messages', coalesce((select jsonb_agg(jsonb_build_object(
+                  'id', 'e:' || p.o_epoch || ':' || u.part || ':' || u.seq || case when u.att > 0 then '.' || u.att else '' end,
+                  'partition', u.part, 'attempts', u.att, 'payload', u.payload) order by u.ord)
+                from unnest(p.o_seqs, p.o_partitions, p.o_attempts, p.o_payloads) with ordinality u(seq, part, att, payload, ord)), '[]'::jsonb),
+    'windowBuffer', p.o_window_buffer)
+    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack, null) p);
+end
+$$;
+
+-- ephemeral_pop_v2: _eph_pop's deliveries as parallel arrays, for the broker to shape into
+-- messages and ids (src/ephemeral/pop-result.ts): building a JSON object and an id string per
+-- message here was a third of a pop's time in PostgreSQL. Numbers go as strings, exact past 2^53.
+-- p_shares: the batches of the pops a fused call stands for, each leased apart (see _eph_pop).
+-- Returns {"epoch", "seqs": [text], "partitions": [text], "attempts": [int], "payloads": [json],
+-- "windowBuffer": {ms, count} | null}.
+create or replace function queen.ephemeral_pop_v2(p_tenant text, p_queue text, p_partition text, p_group text, p_batch integer, p_auto_ack boolean,
+                                                  p_shares integer[] default null)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  return (select jsonb_build_object(
+    'epoch', p.o_epoch,
+    'seqs', to_jsonb(p.o_seqs::text[]),
+    'partitions', to_jsonb(p.o_partitions),
+    'attempts', to_jsonb(p.o_attempts),
+    'payloads', to_jsonb(p.o_payloads),
+    'windowBuffer', p.o_window_buffer)
+    from _eph_pop(p_tenant, p_queue, p_partition, p_group, p_batch, p_auto_ack, p_shares) p);
+end
+$$;
+
 
 -- ephemeral_ack_v2: settles popped messages of group p_group ('' = queue mode) given as parsed
 -- deliveries: p_ords (the caller's own index of each), p_epochs, p_seqs, p_attempts and p_back

@@ -3,7 +3,8 @@
 import { compileCall, type Procedure } from './procedure.js'
 import { procedures, type ArgsOf, type ProcedureName, type ResultOf } from './procedures.js'
 import { toDbError } from './errors.js'
-import { fuseEphemeralPops } from './ephemeral-fusion.js'
+import { fuseEphemeralPops, sliceMessages } from './ephemeral-fusion.js'
+import { sliceDeliveries } from '../ephemeral/pop-result.js'
 import { fuseEphemeralPushes } from './ephemeral-push-fusion.js'
 import { fuseAck, fusePush, type FusionOptions } from './fusion.js'
 import type { PoolLike } from './queryable.js'
@@ -55,7 +56,15 @@ export function createDatabase(
   const push = fusion?.push && fusePush((args, gate) => gated('log_push_v1', args, gate), fusion.push)
   const ack = fusion?.ack && fuseAck((args, gate) => gated('log_ack_v1', args, gate), fusion.ack)
   // Ephemeral pops of one group queue here while one is in flight (src/db/ephemeral-fusion.ts).
-  const ephemeralPop = fusion?.ephemeral && fuseEphemeralPops((args, gate) => gated('ephemeral_pop_v1', args, gate))
+  const ephemeralPop = fusion?.ephemeral && fuseEphemeralPops((args, gate) => gated('ephemeral_pop_v1', args, gate), sliceMessages)
+  // v2 leases each member's share in a row of its own, so each consumer's ack settles its own row.
+  const ephemeralPopV2 =
+    fusion?.ephemeral &&
+    fuseEphemeralPops(
+      (args: ArgsOf<'ephemeral_pop_v2'>, gate) => gated('ephemeral_pop_v2', args, gate),
+      sliceDeliveries,
+      (first, batches) => ({ ...first, batch: batches.reduce((sum, b) => sum + b, 0), shares: batches }),
+    )
   // Ephemeral pushes to one queue likewise, as one call of several partitions (src/db/ephemeral-push-fusion.ts).
   const ephemeralPush =
     fusion?.ephemeral &&
@@ -69,6 +78,7 @@ export function createDatabase(
       if (ack && name === 'log_ack_v1') return ack(args as ArgsOf<'log_ack_v1'>, gate) as Promise<ResultOf<typeof name>>
       if (ephemeralPush && name === 'ephemeral_push_v1') return ephemeralPush(args as ArgsOf<'ephemeral_push_v1'>, gate) as Promise<ResultOf<typeof name>>
       if (ephemeralPop && name === 'ephemeral_pop_v1') return ephemeralPop(args as ArgsOf<'ephemeral_pop_v1'>, gate) as Promise<ResultOf<typeof name>>
+      if (ephemeralPopV2 && name === 'ephemeral_pop_v2') return ephemeralPopV2(args as ArgsOf<'ephemeral_pop_v2'>, gate) as Promise<ResultOf<typeof name>>
       return gated(name, args, gate)
     },
     async ping(timeoutMs) {

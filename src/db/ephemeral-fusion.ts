@@ -16,8 +16,8 @@
 import type { CallGate } from './database.js'
 import type { ArgsOf, ResultOf } from './procedures.js'
 
+/** ephemeral_pop_v1 and ephemeral_pop_v2 take the same arguments. */
 type PopArgs = ArgsOf<'ephemeral_pop_v1'>
-type PopResult = ResultOf<'ephemeral_pop_v1'>
 
 /** The most a pop may ask for (the route's own bound), so a fused call never exceeds one a client may send. */
 export const EPHEMERAL_FUSED_MAX = 10_000
@@ -71,9 +71,18 @@ export function serialLanes<A, R>(options: {
     })
 }
 
-/** Pops of one tenant's group of one queue (and partition, and autoAck) fused while one is in flight. */
-export const fuseEphemeralPops = (call: (args: PopArgs, gate?: CallGate) => Promise<PopResult>) =>
-  serialLanes<PopArgs, PopResult>({
+/**
+ * Pops of one tenant's group of one queue (and partition, and autoAck) fused while one is in flight.
+ * `slice` cuts a member's share out of the fused answer (ephemeral_pop_v1's messages, or
+ * ephemeral_pop_v2's parallel arrays); `fused` makes the fused call's arguments from the first
+ * member's and every member's batch (by default the first's with the batches' sum).
+ */
+export const fuseEphemeralPops = <A extends PopArgs, R>(
+  call: (args: A, gate?: CallGate) => Promise<R>,
+  slice: (fused: R, from: number, to: number) => R,
+  fused: (first: A, batches: number[]) => A = (first, batches) => ({ ...first, batch: batches.reduce((sum, b) => sum + b, 0) }),
+) =>
+  serialLanes<A, R>({
     key: (a) => JSON.stringify([a.tenant, a.queue, a.partition, a.group, a.autoAck]),
     size: (a) => a.batch,
     max: EPHEMERAL_FUSED_MAX,
@@ -81,12 +90,11 @@ export const fuseEphemeralPops = (call: (args: PopArgs, gate?: CallGate) => Prom
       const gate = members[0]!.gate
       if (members.length === 1) return call(members[0]!.args, gate).then(members[0]!.resolve, members[0]!.reject)
       // The sum of the members' batches; each member then takes, in arrival order, the next `batch` messages.
-      const first = members[0]!.args
       try {
-        const fused = await call({ ...first, batch: members.reduce((sum, m) => sum + m.args.batch, 0) }, gate)
+        const answer = await call(fused(members[0]!.args, members.map((m) => m.args.batch)), gate)
         let at = 0
         for (const m of members) {
-          m.resolve({ ...fused, messages: fused.messages.slice(at, at + m.args.batch) })
+          m.resolve(slice(answer, at, at + m.args.batch))
           at += m.args.batch
         }
       } catch (error) {
@@ -94,3 +102,9 @@ export const fuseEphemeralPops = (call: (args: PopArgs, gate?: CallGate) => Prom
       }
     },
   })
+
+/** A member's share of a fused ephemeral_pop_v1 answer. */
+export const sliceMessages = (fused: ResultOf<'ephemeral_pop_v1'>, from: number, to: number): ResultOf<'ephemeral_pop_v1'> => ({
+  ...fused,
+  messages: fused.messages.slice(from, to),
+})

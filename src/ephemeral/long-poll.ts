@@ -1,4 +1,4 @@
-// The ephemeral pop's wait (docs/ephemeral.md). Each check is one ephemeral_pop_v1 call, which
+// The ephemeral pop's wait (docs/ephemeral.md). Each check is one ephemeral_pop_v2 call, which
 // never sleeps; between checks the pop parks here. On Node a push answered by this process wakes
 // the parked pops of its queue at once (src/pop-waker.ts, under keys of their own); pops parked on
 // other replicas, and every pop on Workers, see the push at their next re-check: 100 ms, doubling
@@ -6,6 +6,8 @@
 import type { Context } from 'hono'
 import type { AppEnv } from '../http/env.js'
 import { sleepOnly, type WakeOutcome } from '../pop-waker.js'
+import { popMessages, type EphemeralMessage } from './pop-result.js'
+
 
 const FIRST_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 1000
@@ -25,18 +27,14 @@ export interface EphemeralPopArgs {
   timeout: number
 }
 
-export interface EphemeralMessage {
-  id: string
-  partition: string
-  attempts: number
-  payload: unknown
-}
-
 /** Messages for one pop: at once when there are any or the pop does not wait, else when a check finds some or the time is up. */
 export async function ephemeralPop(c: Context<AppEnv>, args: EphemeralPopArgs): Promise<EphemeralMessage[]> {
   const started = Date.now()
   const { wait, timeout, ...request } = args
-  const check = () => c.get('db').call('ephemeral_pop_v1', request)
+  const check = async () => {
+    const result = await c.get('db').call('ephemeral_pop_v2', request)
+    return { messages: popMessages(result), windowBuffer: result.windowBuffer }
+  }
   const first = await check()
   if (first.messages.length > 0 || !wait) return first.messages
 

@@ -64,6 +64,23 @@ export const ephemeralFamily = defineFamily({
     batch: 'int',
     autoAck: 'boolean',
   }).returns(z.object({ messages: z.array(ephemeralMessage), windowBuffer })),
+  /**
+   * As ephemeral_pop_v1, the deliveries as parallel arrays the broker shapes into messages
+   * (src/ephemeral/pop-result.ts); `shares`, the batches of the pops a fused call stands for, leases each apart.
+   */
+  ephemeral_pop_v2: tenantScoped<{ tenant: string; queue: string; partition: string | null; group: string; batch: number; autoAck: boolean; shares?: number[] }>({
+    tenant: 'text',
+    queue: 'text',
+    partition: 'text',
+    group: 'text',
+    batch: 'int',
+    autoAck: 'boolean',
+    shares: 'int[]',
+  }).returns(
+    z
+      .object({ epoch: z.string(), seqs: z.array(z.string()), partitions: z.array(z.string()), attempts: z.array(count), payloads: z.array(z.unknown()), windowBuffer })
+      .refine((r) => r.partitions.length === r.seqs.length && r.attempts.length === r.seqs.length && r.payloads.length === r.seqs.length, 'every array as long as seqs'),
+  ),
   /** One verdict per ack: acked, redelivered, stale or unknown. */
   ephemeral_ack_v1: tenantScoped<{ tenant: string; queue: string; group: string; acks: { id: string; status?: string }[] }>({
     tenant: 'text',
