@@ -36,6 +36,27 @@ afterAll(async () => {
 const item = (index: number, queue: string, partition: string, data: unknown, transactionId: string | null = null) =>
   ({ index, queue, partition, transactionId, traceId: null, producerSub: null, enc: false, data })
 
+/** A pool of its own that counts the push procedure calls reaching PostgreSQL. */
+function countingPushPool() {
+  const calls = { n: 0 }
+  const pool = createNodePool({ connectionString: database.url, max: 4 })
+  const query = pool.query.bind(pool) as typeof pool.query
+  pool.query = ((text: string, values?: unknown[]) => {
+    if (text.includes('log_push_v1')) calls.n++
+    return query(text, values)
+  }) as typeof pool.query
+  return { pool, calls }
+}
+
+/** Resolves once a push waits on a row lock in PostgreSQL: the call in flight that fusion counts. */
+async function pushWaitingOnLock() {
+  for (;;) {
+    const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
+    if (row!.n > 0) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
 describe('push fusion', () => {
   it('sends parallel callers as fewer procedure calls, each caller getting its own indexes back', async () => {
     statements = 0
@@ -95,13 +116,7 @@ describe('push fusion', () => {
 
   it('under load, holds a batch whose hold is over until a call in flight returns, gathering the calls that arrive meanwhile', async () => {
     // A push held in PostgreSQL (its partition row locked by another session) is the call in flight.
-    let calls = 0
-    const pool = createNodePool({ connectionString: database.url, max: 4 })
-    const query = pool.query.bind(pool) as typeof pool.query
-    pool.query = ((text: string, values?: unknown[]) => {
-      if (text.includes('log_push_v1')) calls++
-      return query(text, values)
-    }) as typeof pool.query
+    const { pool, calls } = countingPushPool()
     // A bound far beyond the test's length, so only the return of the held call can send the batch.
     const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
     const blocker = createNodePool({ connectionString: database.url, max: 1 })
@@ -112,23 +127,19 @@ describe('push fusion', () => {
       await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
                            where q.name = 'fuse-busy' and p.name = 'held' for update of p`)
       const held = busy.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', 'held', { n: 'held' })] })
-      for (;;) {
-        const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
-        if (row!.n > 0) break
-        await new Promise((r) => setTimeout(r, 10))
-      }
+      await pushWaitingOnLock()
       // Each arrives after the one before it has ended its 1 ms hold: only the busy wait fuses them.
       const later: Promise<Awaited<ReturnType<typeof db.call<'log_push_v1'>>>>[] = []
       for (let c = 0; c < 5; c++) {
         later.push(busy.call('log_push_v1', { tenant: '', items: [item(0, 'fuse-busy', `p${c}`, { c })] }))
         await new Promise((r) => setTimeout(r, 20))
       }
-      expect(calls).toBe(1)
+      expect(calls.n).toBe(1)
       await locker.query('commit')
       const [first, ...rest] = await Promise.all([held, ...later])
       expect(first!.items.map((i) => [i.status, i.offset])).toEqual([['queued', 1]])
       expect(rest.map((r) => r.items.map((i) => [i.index, i.status, i.offset]))).toEqual(Array.from({ length: 5 }, () => [[0, 'queued', 0]]))
-      expect(calls).toBe(2)
+      expect(calls.n).toBe(2)
     } finally {
       locker.release()
       await blocker.end()
@@ -138,13 +149,7 @@ describe('push fusion', () => {
 
   it("under load, never holds a tenant's batch for the calls in flight of a tenant held to its heavy share", async () => {
     // As above, a push held in PostgreSQL is the one call in flight; here it is a heavy tenant's.
-    let calls = 0
-    const pool = createNodePool({ connectionString: database.url, max: 4 })
-    const query = pool.query.bind(pool) as typeof pool.query
-    pool.query = ((text: string, values?: unknown[]) => {
-      if (text.includes('log_push_v1')) calls++
-      return query(text, values)
-    }) as typeof pool.query
+    const { pool, calls } = countingPushPool()
     const busy = createDatabase(pool, { longLived: true, fusion: { push: { holdMs: 1, maxItems: 200, maxBytes: 1 << 20, busy: { inFlight: 1, maxHoldMs: 60_000 } } } })
     const gate = (heavy: boolean): CallGate => Object.assign(<T>(call: () => Promise<T>) => call(), { heavy: () => heavy })
     const blocker = createNodePool({ connectionString: database.url, max: 1 })
@@ -155,23 +160,19 @@ describe('push fusion', () => {
       await locker.query(`select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id
                            where q.tenant_id = 'flood' and q.name = 'fuse-heavy' and p.name = 'held' for update of p`)
       const held = busy.call('log_push_v1', { tenant: 'flood', items: [item(0, 'fuse-heavy', 'held', { n: 'held' })] }, gate(true))
-      for (;;) {
-        const [row] = await database.sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%log_push_v1%'`)
-        if (row!.n > 0) break
-        await new Promise((r) => setTimeout(r, 10))
-      }
+      await pushWaitingOnLock()
       // The steady tenant's push goes out after its 1 ms hold, not when the flood's call returns.
       const steady = await busy.call('log_push_v1', { tenant: 'steady', items: [item(0, 'fuse-heavy', 'p', { n: 1 })] }, gate(false))
       expect(steady.items.map((i) => i.status)).toEqual(['queued'])
-      expect(calls).toBe(2)
+      expect(calls.n).toBe(2)
       // Another push of the heavy tenant still waits for the call in flight.
       const more = busy.call('log_push_v1', { tenant: 'flood', items: [item(0, 'fuse-heavy', 'q', { n: 2 })] }, gate(true))
       await new Promise((r) => setTimeout(r, 50))
-      expect(calls).toBe(2)
+      expect(calls.n).toBe(2)
       await locker.query('commit')
       expect((await held).items.map((i) => i.status)).toEqual(['queued'])
       expect((await more).items.map((i) => i.status)).toEqual(['queued'])
-      expect(calls).toBe(3)
+      expect(calls.n).toBe(3)
     } finally {
       locker.release()
       await blocker.end()

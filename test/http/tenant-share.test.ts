@@ -128,15 +128,21 @@ describe("a tenant's database calls", () => {
     for (const give of [again, places[1]!, places[2]!, b]) give()
   })
 
-  it('hold a tenant that takes most of the database time to its heavy share while another is active, and the other to its shared share', async () => {
-    const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, heavy: 1, heavyShare: 0.6, activeMs: 300 })
+  /** Calls that run until their gate is opened: `running` lists those started, in order. */
+  const heldCalls = () => {
     const gates: (() => void)[] = []
     const running: string[] = []
     const held = (name: string) => () => {
       running.push(name)
       return new Promise<string>((done) => gates.push(() => done(name)))
     }
-    const tick = () => new Promise((r) => setTimeout(r, 0))
+    return { gates, running, held }
+  }
+  const tick = () => new Promise((r) => setTimeout(r, 0))
+
+  it('hold a tenant that takes most of the database time to its heavy share while another is active, and the other to its shared share', async () => {
+    const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, heavy: 1, heavyShare: 0.6, activeMs: 300 })
+    const { gates, running, held } = heldCalls()
     // Alone, tenant a runs its full share, and its calls take all the database time there is.
     const first = ['a1', 'a2', 'a3', 'a4'].map((n) => limiter.run('a', held(n)))
     await tick()
@@ -166,13 +172,7 @@ describe("a tenant's database calls", () => {
 
   it('hold a tenant to its shared share while another tenant is active, and give it its full share back once it is alone', async () => {
     const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, activeMs: 200 })
-    const gates: (() => void)[] = []
-    const running: string[] = []
-    const held = (name: string) => () => {
-      running.push(name)
-      return new Promise<string>((done) => gates.push(() => done(name)))
-    }
-    const tick = () => new Promise((r) => setTimeout(r, 0))
+    const { gates, running, held } = heldCalls()
     // Alone, tenant a runs its full share.
     const a = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((n) => limiter.run('a', held(n)))
     await tick()
