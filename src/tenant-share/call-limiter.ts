@@ -20,7 +20,14 @@
 // A heavy tenant's share (`heavy`): while another tenant is active, a tenant whose calls took more
 // than `heavyShare` of the database time lately (database-time.ts) runs at most `heavy` calls at
 // once. One call at a time for every tenant would serialise several steady tenants' work (the
-// multitenant cell), so only the one taking most of the database is held to it.
+// multitenant cell), so only the one taking most of the database is held to it. Its line of waiting
+// requests shrinks to `heavyQueue` as well: a flood that waits in the broker keeps costing the
+// broker's one event loop and the machine's cores (its requests parsed, fused, answered) at the
+// pace its sender sets, where a 429 with Retry-After makes the sender itself wait. And its calls keep
+// a duty cycle (`heavyDuty`): after a call that took d, its next waits d × (1 − duty) / duty, so
+// it holds the database (and, through the pace of its answers, the broker and its own client) at
+// most that part of the time. One call in flight alone still kept a core busy with it on a small
+// machine, fused pushes answering as fast as its client could send (BENCHMARKS.md, "Tenant share").
 import { HttpError } from '../errors.js'
 import { createDatabaseTime } from './database-time.js'
 
@@ -28,8 +35,9 @@ export interface TenantCallLimiter {
   /** Runs `call` within `tenant`'s share: at once when a slot is free, else after that tenant's earlier calls. */
   run<T>(tenant: string, call: () => Promise<T>): Promise<T>
   /**
-   * Takes one of `tenant`'s request places (`concurrency + queue`) for the database work of one
-   * request, or refuses with 429 tenant_busy when all are taken; the returned function gives it back.
+   * Takes one of `tenant`'s request places (`concurrency + queue`, or `heavy + heavyQueue` while it is
+   * heavy) for the database work of one request, or refuses with 429 tenant_busy when all are taken;
+   * the returned function gives it back.
    */
   admit(tenant: string): () => void
   /** Whether `tenant` is held to its heavy share now: another tenant is active and it takes most of the database time. */
@@ -51,11 +59,17 @@ export interface LimiterOptions {
   heavy?: number
   /** The part of the database time (0 to 1) past which a tenant counts as heavy (default 0.6). */
   heavyShare?: number
+  /** Requests of a heavy tenant that may wait beyond its `heavy` calls; one more is refused with 429 (default: `queue`). */
+  heavyQueue?: number
+  /** The part of the time (0 to 1] a heavy tenant's calls may run; each waits out its predecessor's pause (default 1: no pause). */
+  heavyDuty?: number
 }
 
 interface Line {
   inFlight: number
   waiting: (() => void)[]
+  /** While heavy, no call of the tenant starts before this (performance.now() ms). */
+  pausedUntil: number
 }
 
 export const tenantBusy = () =>
@@ -69,6 +83,8 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   const activeMs = options.activeMs ?? 1000
   const heavy = Math.max(1, Math.min(options.heavy ?? shared, shared))
   const heavyShare = options.heavyShare ?? 0.6
+  const heavyPlaces = Math.min(heavy + (options.heavyQueue ?? options.queue), places)
+  const heavyDuty = Math.min(1, Math.max(0.01, options.heavyDuty ?? 1))
   const databaseTime = createDatabaseTime(activeMs)
   // The two tenants that called last, always two different ones: whether anyone but `tenant` was
   // active lately is then a constant-time question, however many tenants there are.
@@ -106,7 +122,8 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
     if (line.waiting.length > 0 && line.inFlight <= cap(tenant)) return line.waiting.shift()!()
     line.inFlight--
     refill(tenant, line)
-    if (line.inFlight === 0) lines.delete(tenant)
+    // A line still owed a pause stays, or the tenant's next call would start a fresh one without it.
+    if (line.inFlight === 0 && line.pausedUntil <= performance.now()) lines.delete(tenant)
   }
 
   return {
@@ -114,26 +131,32 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
       if (options.concurrency <= 0) return call()
       seen(tenant, performance.now())
       let line = lines.get(tenant)
-      if (!line) lines.set(tenant, (line = { inFlight: 0, waiting: [] }))
+      if (!line) lines.set(tenant, (line = { inFlight: 0, waiting: [], pausedUntil: 0 }))
       refill(tenant, line)
       if (line.inFlight < cap(tenant) && line.waiting.length === 0) line.inFlight++
       else {
         if (line.waiting.length >= options.queue) throw tenantBusy()
         await new Promise<void>((resolve) => line!.waiting.push(resolve))
       }
-      const started = performance.now()
       try {
-        return await call()
+        const pause = line.pausedUntil - performance.now()
+        if (pause > 0 && isHeavy(tenant, performance.now())) await new Promise((resolve) => setTimeout(resolve, pause))
+        const started = performance.now()
+        try {
+          return await call()
+        } finally {
+          const now = performance.now()
+          databaseTime.add(tenant, now - started, now)
+          if (heavyDuty < 1 && isHeavy(tenant, now)) line.pausedUntil = Math.max(line.pausedUntil, now + ((now - started) * (1 - heavyDuty)) / heavyDuty)
+        }
       } finally {
-        const now = performance.now()
-        databaseTime.add(tenant, now - started, now)
         release(tenant, line)
       }
     },
     admit(tenant) {
       if (options.concurrency <= 0) return () => {}
       const held = admitted.get(tenant) ?? 0
-      if (held >= places) throw tenantBusy()
+      if (held >= places || (held >= heavyPlaces && isHeavy(tenant, performance.now()))) throw tenantBusy()
       admitted.set(tenant, held + 1)
       let given = false
       return () => {

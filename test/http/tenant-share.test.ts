@@ -170,6 +170,43 @@ describe("a tenant's database calls", () => {
     expect(await Promise.all([...a, ...b])).toEqual(['a5', 'a6', 'a7', 'b2', 'b3', 'b4'])
   })
 
+  /** A limiter in which tenant a has just taken all the database time while b was active: a is heavy. */
+  async function withHeavyA(options: Partial<Parameters<typeof createTenantCallLimiter>[0]>) {
+    const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, heavy: 1, heavyShare: 0.6, activeMs: 500, ...options })
+    await limiter.run('a', () => new Promise((r) => setTimeout(r, 40)))
+    await limiter.run('b', async () => 'b')
+    expect(limiter.heavy('a')).toBe(true)
+    return limiter
+  }
+
+  it('refuse a heavy tenant past its shorter line (heavy + heavyQueue places) with 429, while the other keeps its full line', async () => {
+    const limiter = await withHeavyA({ heavyQueue: 2 })
+    const a = [limiter.admit('a'), limiter.admit('a'), limiter.admit('a')]
+    expect(() => limiter.admit('a')).toThrow(expect.objectContaining({ status: 429, code: 'tenant_busy' }))
+    const b = Array.from({ length: 10 }, () => limiter.admit('b'))
+    for (const give of [...a, ...b]) give()
+  })
+
+  it("start a heavy tenant's next call only after the pause its duty cycle leaves, and never pause the other", async () => {
+    const limiter = await withHeavyA({ heavyDuty: 0.25 })
+    const ended: number[] = []
+    const started: number[] = []
+    const call = () => limiter.run('a', async () => {
+      started.push(performance.now())
+      await new Promise((r) => setTimeout(r, 30))
+      ended.push(performance.now())
+    })
+    await call()
+    // b stays active, so a stays heavy: its call of ~30 ms at a duty of 25 % is followed by ~90 ms idle,
+    // which b's call, started after a's, does not wait for.
+    await limiter.run('b', async () => 'b')
+    const order: string[] = []
+    await Promise.all([call().then(() => order.push('a')), limiter.run('b', async () => order.push('b'))])
+    expect(order).toEqual(['b', 'a'])
+    const took = ended[0]! - started[0]!
+    expect(started[1]! - ended[0]!).toBeGreaterThanOrEqual(took * 3 - 2)
+  })
+
   it('hold a tenant to its shared share while another tenant is active, and give it its full share back once it is alone', async () => {
     const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, activeMs: 200 })
     const { gates, running, held } = heldCalls()
