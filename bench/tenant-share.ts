@@ -5,12 +5,13 @@
 // A_ACKERS ack storms (batches of 100 acks of unknown messages). The broker is its own Node process
 // (src/node.ts) over one embedded PostgreSQL with tenancy on; the flood runs twice, with the default
 // share knobs and with them off (TENANT_DB_CONCURRENCY=0, caps out of reach), to show what they buy.
+// B's window opens SHARE_SETTLE_MS after A's first request (A's onset is not its steady flood).
 // Prints B's latencies, the ratio of B's p99 under the flood to alone, and every status each tenant got.
 // A's flood runs in a child process of its own (this file with `flood <url> <ms>`), so B's timings are
 // not this process's event loop busy with A's hundreds of loops.
 import { execFileSync, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -22,12 +23,20 @@ const B_RATE = Number(process.env.SHARE_B_RATE ?? 20)
 const A_POLLS = Number(process.env.SHARE_A_POLLS ?? 150)
 const A_PUSHERS = Number(process.env.SHARE_A_PUSHERS ?? 64)
 const A_ACKERS = Number(process.env.SHARE_A_ACKERS ?? 8)
+/** `SHARE_TRACE=file`: every B request's start (ms), route and latency, a line each, to see where the tail falls. */
+const TRACE = process.env.SHARE_TRACE
+/** How long after A's first request B's window opens: A's onset (its first burst, before it counts as heavy) is not its steady flood. */
+const SETTLE_MS = Number(process.env.SHARE_SETTLE_MS ?? 2000)
+const FLOODING = 'flooding\n'
+const traceLines: string[] = []
 
 if (process.argv[2] === 'flood') {
   const base = process.argv[3]!
   const send = sender(base)
   const statuses = new Map<string, number>()
-  await floodA(send, performance.now() + Number(process.argv[4]), statuses)
+  const flooding = floodA(send, performance.now() + Number(process.argv[4]), statuses)
+  process.stdout.write(FLOODING)
+  await flooding
   // exit only once the pipe has the answer: a write to a pipe is asynchronous.
   const cpu = process.cpuUsage()
   process.stdout.write(JSON.stringify({ statuses: [...statuses], cpuMs: Math.round((cpu.user + cpu.system) / 1000) }), () => process.exit(0))
@@ -48,17 +57,28 @@ function sender(base: string) {
 }
 type Send = ReturnType<typeof sender>
 
-/** A's flood in its own process, for `ms`; resolves to the statuses it got. */
-function floodProcess(base: string, ms: number): Promise<{ statuses: Map<string, number>; cpuMs: number }> {
+/**
+ * A's flood in its own process, for `ms` from its first request: `started` resolves once the child
+ * has sent it (its own start, tsx compiling this file, takes a core for a second or more, which is
+ * not the flood's load), `done` to the statuses it got.
+ */
+function floodProcess(base: string, ms: number) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/tenant-share.ts', 'flood', base, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
-  child.stdout.on('data', (c: Buffer) => (out += String(c)))
-  return new Promise((done) =>
+  let signal: () => void
+  const started = new Promise<void>((resolve) => (signal = resolve))
+  child.stdout.on('data', (c: Buffer) => {
+    out += String(c)
+    if (out.startsWith(FLOODING)) signal()
+  })
+  const done = new Promise<{ statuses: Map<string, number>; cpuMs: number }>((resolve) =>
     child.once('exit', () => {
-      const answer = JSON.parse(out || '{"statuses":[],"cpuMs":0}') as { statuses: [string, number][]; cpuMs: number }
-      done({ statuses: new Map(answer.statuses), cpuMs: answer.cpuMs })
+      signal()
+      const answer = JSON.parse(out.slice(FLOODING.length) || '{"statuses":[],"cpuMs":0}') as { statuses: [string, number][]; cpuMs: number }
+      resolve({ statuses: new Map(answer.statuses), cpuMs: answer.cpuMs })
     }),
   )
+  return { started, done }
 }
 
 async function broker(env: Record<string, string>, root = '.') {
@@ -93,24 +113,31 @@ function codeOf(r: { status: number; body: any }) {
   return r.status >= 400 ? `${r.status} ${r.body?.code ?? ''}`.trim() : String(r.status)
 }
 
-/** B: one push, one pop, one ack per tick, B_RATE ticks a second; every request's latency is kept. */
-async function steadyB(b: Broker, until: number, statuses: Map<string, number>): Promise<number[]> {
+/**
+ * B: one push, one pop, one ack per tick, B_RATE ticks a second, until `window.end`. B runs from its
+ * warm-up on without a pause (an idle spell before the window would make its first requests the
+ * slow ones), and only the cycles started inside the window are measured.
+ */
+async function steadyB(b: Broker, window: { start: number; end: number }, statuses: Map<string, number>): Promise<number[]> {
   const latencies: number[] = []
-  const timed = async (method: string, path: string, body?: unknown) => {
+  const timed = async (measured: boolean, method: string, path: string, body?: unknown) => {
     const t0 = performance.now()
     const r = await b.send(method, path, 'b', body)
+    if (!measured) return r
     latencies.push(performance.now() - t0)
+    if (TRACE) traceLines.push(`${Math.round(t0)} ${path.split('?')[0]} ${(performance.now() - t0).toFixed(1)}`)
     tally(statuses, codeOf(r))
     return r
   }
   const inFlight: Promise<void>[] = []
-  for (let tick = 0; performance.now() < until; tick++) {
+  for (let tick = 0; performance.now() < window.end; tick++) {
+    const measured = performance.now() >= window.start
     inFlight.push(
       (async () => {
-        await timed('POST', '/api/v1/push', { items: [{ queue: 'steady', partition: `p${tick % 4}`, payload: { tick } }] })
-        const popped = await timed('GET', `/api/v1/pop/queue/steady?batch=1`)
+        await timed(measured, 'POST', '/api/v1/push', { items: [{ queue: 'steady', partition: `p${tick % 4}`, payload: { tick } }] })
+        const popped = await timed(measured, 'GET', `/api/v1/pop/queue/steady?batch=1`)
         const m = popped.body?.messages?.[0]
-        if (m) await timed('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' })
+        if (m) await timed(measured, 'POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' })
       })(),
     )
     await sleep(1000 / B_RATE)
@@ -161,13 +188,20 @@ interface Row {
 async function run(label: string, env: Record<string, string>, flood: boolean, root?: string): Promise<Row> {
   const br = await broker(env, root)
   const b = new Map<string, number>()
-  // A short warm-up of B alone: first queue creation and plan caching are not what is measured.
-  await steadyB(br, performance.now() + 1000, new Map())
-  const flooding = flood ? floodProcess(br.base, SECONDS * 1000 + 1500) : Promise.resolve({ statuses: new Map<string, number>(), cpuMs: 0 })
-  // The child's start (tsx) takes a moment; B's window opens once A is flooding.
-  if (flood) await sleep(1500)
-  const until = performance.now() + SECONDS * 1000
-  const [latencies, a] = await Promise.all([steadyB(br, until, b), flooding])
+  const window = { start: Infinity, end: Infinity }
+  const steady = steadyB(br, window, b)
+  // A warm-up of B alone (first queue creation and plan caching are not what is measured), then A's
+  // start and onset, all unmeasured.
+  await sleep(1000)
+  // A's flood outlasts B's window by a margin, so the window never sees it wind down.
+  const flooding = flood ? floodProcess(br.base, SETTLE_MS + SECONDS * 1000 + 1000) : { started: Promise.resolve(), done: Promise.resolve({ statuses: new Map<string, number>(), cpuMs: 0 }) }
+  if (flood) {
+    await flooding.started
+    await sleep(SETTLE_MS)
+  }
+  window.start = performance.now()
+  window.end = window.start + SECONDS * 1000
+  const [latencies, a] = await Promise.all([steady, flooding.done])
   await br.stop()
   return { label, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, b, a: a.statuses, floodCpuMs: a.cpuMs }
 }
@@ -224,3 +258,4 @@ for (const r of rows) {
 }
 await server.stop()
 rmSync(scratch, { recursive: true, force: true })
+if (TRACE) writeFileSync(TRACE, traceLines.join('\n') + '\n')
