@@ -24,9 +24,9 @@
 // requests shrinks to `heavyQueue` as well: a flood that waits in the broker keeps costing the
 // broker's one event loop and the machine's cores (its requests parsed, fused, answered) at the
 // pace its sender sets, where a 429 with Retry-After makes the sender itself wait. And its calls keep
-// a duty cycle (`heavyDuty`): after a call that took d, its next waits d × (1 − duty) / duty, so
-// it holds the database (and, through the pace of its answers, the broker and its own client) at
-// most that part of the time. One call in flight alone still kept a core busy with it on a small
+// a duty cycle (`heavyDuty`): after a call that took d, its next waits d × (1 − duty) / duty (at
+// most `activeMs`), so it holds the database (and, through the pace of its answers, the broker and
+// its own client) at most that part of the time. One call in flight alone still kept a core busy with it on a small
 // machine, fused pushes answering as fast as its client could send (BENCHMARKS.md, "Tenant share").
 import { HttpError } from '../errors.js'
 import { createDatabaseTime } from './database-time.js'
@@ -84,7 +84,7 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   const heavy = Math.max(1, Math.min(options.heavy ?? shared, shared))
   const heavyShare = options.heavyShare ?? 0.6
   const heavyPlaces = Math.min(heavy + (options.heavyQueue ?? options.queue), places)
-  const heavyDuty = Math.min(1, Math.max(0.01, options.heavyDuty ?? 1))
+  const heavyDuty = Math.min(1, Math.max(0.001, options.heavyDuty ?? 1))
   const databaseTime = createDatabaseTime(activeMs)
   // The two tenants that called last, always two different ones: whether anyone but `tenant` was
   // active lately is then a constant-time question, however many tenants there are.
@@ -147,7 +147,9 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         } finally {
           const now = performance.now()
           databaseTime.add(tenant, now - started, now)
-          if (heavyDuty < 1 && isHeavy(tenant, now)) line.pausedUntil = Math.max(line.pausedUntil, now + ((now - started) * (1 - heavyDuty)) / heavyDuty)
+          // At most one activity window: a long call (a big batch, a slow disk) must not park the
+          // tenant's next request longer than its heavy status itself is judged over.
+          if (heavyDuty < 1 && isHeavy(tenant, now)) line.pausedUntil = Math.max(line.pausedUntil, now + Math.min(((now - started) * (1 - heavyDuty)) / heavyDuty, activeMs))
         }
       } finally {
         release(tenant, line)

@@ -207,6 +207,21 @@ describe("a tenant's database calls", () => {
     expect(started[1]! - ended[0]!).toBeGreaterThanOrEqual(took * 3 - 2)
   })
 
+  it("never pause a heavy tenant's next call longer than one activity window, however long its last call took", async () => {
+    const limiter = await withHeavyA({ heavyDuty: 0.001, activeMs: 500 })
+    let ended = 0
+    await limiter.run('a', async () => {
+      await new Promise((r) => setTimeout(r, 20))
+      ended = performance.now()
+    })
+    await limiter.run('b', async () => 'b')
+    // At a duty of 0.1 %, 20 ms of call would earn ~20 s of pause; the window caps it at 500 ms.
+    let started = 0
+    await limiter.run('a', async () => (started = performance.now()))
+    expect(started - ended).toBeGreaterThanOrEqual(450)
+    expect(started - ended).toBeLessThan(3000)
+  })
+
   it('hold a tenant to its shared share while another tenant is active, and give it its full share back once it is alone', async () => {
     const limiter = createTenantCallLimiter({ concurrency: 4, queue: 100, shared: 2, activeMs: 200 })
     const { gates, running, held } = heldCalls()
