@@ -9,53 +9,26 @@
 // window to close, so after the push the queue's segments are moved back, as one block, to start
 // at the previous hour's start (order and spacing kept): the whole push then lies in one closed
 // hourly window. BENCH_DATABASE_URL, or an embedded PostgreSQL.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { loadConfig } from '../src/config.js'
-import { createDatabase } from '../src/db/database.js'
-import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js'
-import { migrate } from '../src/db/migrate.js'
-import { createNodePool } from '../src/db/node-pool.js'
 import { createSinkEngine } from '../src/sink/engine.js'
 import { sinkOptions } from '../src/sink/options.js'
 import { databaseSource } from '../src/sink/source.js'
 import { directoryStore } from '../src/sink/store-directory.js'
+import { pushOrderFrames, sinkBenchDatabase } from './sink-frames.js'
 
 const FRAMES = Number(process.env.FRAMES ?? 1_000_000)
 const PARTITIONS = Number(process.env.PARTITIONS ?? 10_000)
-const BATCH = 1000
 // Frames of one partition in a row of the push (so in one stored segment): fetch's cost grows with
 // the segments it reads, so 1 (every frame its own segment) is the worst case and 100 a bulk producer.
 const RUN = Number(process.env.RUN ?? 100)
 
 async function main() {
-  const tmp = mkdtempSync(join(tmpdir(), 'queen-sink-scale-'))
-  let embedded: EmbeddedServer | undefined
-  let url = process.env.BENCH_DATABASE_URL
-  if (!url) {
-    embedded = await startEmbeddedPostgres({ dataDir: tmp })
-    url = embedded.url
-  }
-  const migration = createNodePool({ connectionString: url, max: 1 })
-  await migrate(migration, { statementTimeoutMs: 25_000 })
-  await migration.end()
-  const db = createDatabase(createNodePool({ connectionString: url, max: 4 }), { longLived: true })
+  const { url, db, tmp, close } = await sinkBenchDatabase('queen-sink-scale-')
   const queue = `sink-scale-${Date.now()}`
   const pushStarted = Date.now()
-  for (let b = 0; b < FRAMES / BATCH; b++) {
-    const items = Array.from({ length: BATCH }, (_, i) => {
-      const n = b * BATCH + i
-      return {
-        index: i,
-        queue,
-        partition: `customer-${Math.floor(n / RUN) % PARTITIONS}`,
-        data: { orderId: `ord-${n}`, customer: `customer-${Math.floor(n / RUN) % PARTITIONS}`, amount: (n % 997) * 1.25, currency: 'EUR', items: [{ sku: `sku-${n % 50}`, qty: 1 + (n % 3) }] },
-      }
-    })
-    await db.call('log_push_v1', { tenant: '', items })
-  }
+  await pushOrderFrames(db, queue, FRAMES, (n) => `customer-${Math.floor(n / RUN) % PARTITIONS}`)
   const pushMs = Date.now() - pushStarted
   console.log(`pushed ${FRAMES} frames over ${PARTITIONS} partitions (runs of ${RUN}) in ${pushMs} ms`)
   const admin = new pg.Client({ connectionString: url })
@@ -114,9 +87,7 @@ async function main() {
     results.push(result)
     console.log(JSON.stringify(result))
   }
-  await db.close()
-  await embedded?.stop()
-  rmSync(tmp, { recursive: true, force: true })
+  await close()
 }
 
 main().catch((error) => {

@@ -7,49 +7,22 @@
 // Parquet with per-queue windows; `jsonl+zstd` and `parquet+zstd` pick the zstd codec. A format may
 // be listed twice, to alternate variants on a noisy machine. Each line also gives the sink
 // process's CPU time per frame, steadier than frames/s when other work shares the cores.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../src/config.js'
-import { createDatabase } from '../src/db/database.js'
-import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.js'
-import { migrate } from '../src/db/migrate.js'
-import { createNodePool } from '../src/db/node-pool.js'
 import { createSinkEngine } from '../src/sink/engine.js'
 import { sinkOptions } from '../src/sink/options.js'
 import { databaseSource } from '../src/sink/source.js'
 import { directoryStore } from '../src/sink/store-directory.js'
+import { pushOrderFrames, sinkBenchDatabase } from './sink-frames.js'
 
 const FRAMES = Number(process.env.FRAMES ?? 200_000)
 const PARTITIONS = 16
-const BATCH = 1000
 
 async function main() {
-  const tmp = mkdtempSync(join(tmpdir(), 'queen-sink-bench-'))
-  let embedded: EmbeddedServer | undefined
-  let url = process.env.BENCH_DATABASE_URL
-  if (!url) {
-    embedded = await startEmbeddedPostgres({ dataDir: tmp })
-    url = embedded.url
-  }
-  const migration = createNodePool({ connectionString: url, max: 1 })
-  await migrate(migration, { statementTimeoutMs: 25_000 })
-  await migration.end()
-  const db = createDatabase(createNodePool({ connectionString: url, max: 4 }), { longLived: true })
+  const { db, tmp, close } = await sinkBenchDatabase('queen-sink-bench-')
   const queue = `sink-bench-${Date.now()}`
   const pushStarted = Date.now()
-  for (let b = 0; b < FRAMES / BATCH; b++) {
-    const items = Array.from({ length: BATCH }, (_, i) => {
-      const n = b * BATCH + i
-      return {
-        index: i,
-        queue,
-        partition: `customer-${n % PARTITIONS}`,
-        data: { orderId: `ord-${n}`, customer: `customer-${n % PARTITIONS}`, amount: (n % 997) * 1.25, currency: 'EUR', items: [{ sku: `sku-${n % 50}`, qty: 1 + (n % 3) }] },
-      }
-    })
-    await db.call('log_push_v1', { tenant: '', items })
-  }
+  await pushOrderFrames(db, queue, FRAMES, (n) => `customer-${n % PARTITIONS}`)
   console.log(`pushed ${FRAMES} frames in ${Date.now() - pushStarted} ms`)
   // Every frame must be below safeTime (5 s guard) and in a closed 60 s window before timing starts.
   await new Promise((r) => setTimeout(r, 66_000))
@@ -83,9 +56,7 @@ async function main() {
     const load = (await import('node:os')).loadavg()[0]!.toFixed(1)
     console.log(JSON.stringify({ format, frames, objects, seconds: Number(seconds.toFixed(2)), framesPerSecond: Math.round(frames / seconds), cpuMicrosPerFrame, storedBytesPerFrame: Number((bytes / frames).toFixed(1)), load }))
   }
-  await db.close()
-  await embedded?.stop()
-  rmSync(tmp, { recursive: true, force: true })
+  await close()
 }
 
 main().catch((error) => {
