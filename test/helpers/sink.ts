@@ -10,13 +10,43 @@ import { layout } from '../../src/sink/layout.js'
 import type { LakeManifest } from '../../src/sink/manifest-lake.js'
 import type { Manifest } from '../../src/sink/manifest.js'
 import type { ObjectStore } from '../../src/sink/store.js'
-import { POINTER_NAMESPACE, pointerKey } from '../../src/sink/source.js'
+import type { SinkEngine } from '../../src/sink/engine.js'
+import { POINTER_NAMESPACE, pointerKey, type SinkSource } from '../../src/sink/source.js'
 import { freshDatabase, type TestDatabase } from './database.js'
 
 export async function sinkDatabase(): Promise<TestDatabase> {
   const database = await freshDatabase()
   await database.sql(`alter database ${database.name} set queen.safe_time_guard_ms = 0`)
   return database
+}
+
+/**
+ * Runs `engine` until `source`'s pointer for (sink, queue) is past `instant` (every frame created
+ * before it is archived), then releases the engine's lease: the next test's engine is another
+ * process as far as the lease knows.
+ */
+export async function runSinkUntilPast(engine: SinkEngine, source: SinkSource, sink: string, queue: string, instant: string, timeoutMs = 30_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs
+  try {
+    for (;;) {
+      await engine.runOnce(5000)
+      const at = await source.readPointer(sink, queue)
+      if (at !== null && Date.parse(at) > Date.parse(instant)) return at
+      if (Date.now() > deadline) throw new Error(`pointer stuck at ${at}, waiting for ${instant}`)
+      await sleep(200)
+    }
+  } finally {
+    await engine.release()
+  }
+}
+
+/** When the newest frame of `queue` was stored. */
+export async function newestFrameAt(database: TestDatabase, queue: string): Promise<string> {
+  const [row] = await database.sql<{ at: Date }>(
+    `select max(s.created_at) as at from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1`,
+    [queue],
+  )
+  return row!.at.toISOString()
 }
 
 export interface ArchivedLine {

@@ -14,7 +14,7 @@ import { directoryStore } from '../../src/sink/store-directory.js'
 import { verifyArchive } from '../../src/sink/verify.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { push } from '../helpers/engine.js'
-import { pointerPath, putPointerValue, readArchive, sinkDatabase, sleep } from '../helpers/sink.js'
+import { newestFrameAt, pointerPath, putPointerValue, readArchive, runSinkUntilPast, sinkDatabase, sleep } from '../helpers/sink.js'
 
 const KEY = 'b'.repeat(64)
 let app: TestApp
@@ -35,30 +35,9 @@ const source = () => databaseSource(app.db, app.config, '')
 const engineFor = (input: SinkOptionsInput) => createSinkEngine(source(), directoryStore(dir), sinkOptions.parse({ layout: 'legacy', ...input }))
 const pointer = async (sink: string, queue: string) => source().readPointer(sink, queue)
 
-/** Runs the engine until its pointer is past `instant` (every frame created before it is archived). */
-async function archiveUntil(engine: SinkEngine, sink: string, queue: string, instant: string) {
-  const deadline = Date.now() + 20_000
-  try {
-    for (;;) {
-      await engine.runOnce(5000)
-      const at = await pointer(sink, queue)
-      if (at !== null && Date.parse(at) > Date.parse(instant)) return at
-      if (Date.now() > deadline) throw new Error(`pointer stuck at ${at}, waiting for ${instant}`)
-      await sleep(200)
-    }
-  } finally {
-    // The next test's engine is another process as far as the lease knows.
-    await engine.release()
-  }
-}
-
-async function lastCreatedAt(queue: string): Promise<string> {
-  const [row] = await app.database.sql<{ at: Date }>(
-    `select max(s.created_at) as at from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1`,
-    [queue],
-  )
-  return row!.at.toISOString()
-}
+/** Runs `engine` until its pointer is past `instant` (every frame created before it archived), then releases its lease. */
+const archiveUntil = (engine: SinkEngine, sink: string, queue: string, instant: string) => runSinkUntilPast(engine, source(), sink, queue, instant, 20_000)
+const lastCreatedAt = (queue: string) => newestFrameAt(app.database, queue)
 
 describe('sink with the directory driver', () => {
   it('archives every frame of an encrypted queue once, in offset order, decrypted, with a manifest per window', async () => {

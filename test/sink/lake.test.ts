@@ -18,7 +18,7 @@ import { verifyArchive } from '../../src/sink/verify.js'
 import { windowGrid } from '../../src/sink/windows.js'
 import { testApp, type TestApp } from '../helpers/app.js'
 import { push } from '../helpers/engine.js'
-import { pointerPath, putPointerValue, readArchive, sinkDatabase, sleep } from '../helpers/sink.js'
+import { newestFrameAt, pointerPath, putPointerValue, readArchive, runSinkUntilPast, sinkDatabase, sleep } from '../helpers/sink.js'
 
 const QUEUE = 'lake.orders'
 const PARTITIONS = 50
@@ -53,28 +53,9 @@ afterAll(async () => {
 const source = () => databaseSource(app.db, app.config, '')
 const pointer = (sink: string, queue = QUEUE) => source().readPointer(sink, queue)
 
-async function archiveUntil(engine: SinkEngine, sink: string, queue: string, instant: string) {
-  const deadline = Date.now() + 30_000
-  try {
-    for (;;) {
-      await engine.runOnce(5000)
-      const at = await pointer(sink, queue)
-      if (at !== null && Date.parse(at) > Date.parse(instant)) return at
-      if (Date.now() > deadline) throw new Error(`pointer stuck at ${at}, waiting for ${instant}`)
-      await sleep(200)
-    }
-  } finally {
-    await engine.release()
-  }
-}
-
-async function lastCreatedAt(queue: string): Promise<string> {
-  const [row] = await app.database.sql<{ at: Date }>(
-    `select max(s.created_at) as at from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id = p.queue_id where q.name = $1`,
-    [queue],
-  )
-  return row!.at.toISOString()
-}
+/** Runs `engine` until its pointer is past `instant` (every frame created before it archived), then releases its lease. */
+const archiveUntil = (engine: SinkEngine, sink: string, queue: string, instant: string) => runSinkUntilPast(engine, source(), sink, queue, instant)
+const lastCreatedAt = (queue: string) => newestFrameAt(app.database, queue)
 
 /** The broker's own numbers: each partition's lastOffset, from partitions/changed. */
 async function brokerLastOffsets(queue: string): Promise<Record<string, number>> {
