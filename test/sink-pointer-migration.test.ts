@@ -3,45 +3,17 @@
 // namespace queen.sink under the same key, where the sink and retention's hold read them; any other
 // key lands in legacy-kv, the tenant's to read and write. The old table and procedures are gone.
 // The same migration gives pending timers the message id their fire will push under.
-import pg from 'pg'
-import { afterAll, expect, inject, it } from 'vitest'
-import { migrate } from '../src/db/migrate.js'
-import { createNodePool } from '../src/db/node-pool.js'
-import { declaredFunctions, migrations, procedureFiles, supersededChecksums } from '../src/db/sql-bundle.generated.js'
-import { withDatabase } from './global-setup.js'
+import { afterAll, expect, it } from 'vitest'
+import { migrations } from '../src/db/sql-bundle.generated.js'
+import { databaseBefore, query, type DatabaseBeforeMigration } from './helpers/migration.js'
 
-const NAME = `migr_ptr_${Date.now().toString(36)}`
-
-async function query<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows as T[]
-  } finally {
-    await client.end()
-  }
-}
-
-async function run(url: string, files: Parameters<typeof migrate>[1]['files']) {
-  const pool = createNodePool({ connectionString: url, max: 1 })
-  try {
-    return await migrate(pool, { statementTimeoutMs: 25_000, files })
-  } finally {
-    await pool.end()
-  }
-}
-
-afterAll(async () => {
-  await query(inject('adminUrl'), `drop database if exists ${NAME} with (force)`)
-})
+let database: DatabaseBeforeMigration | undefined
+afterAll(() => database?.drop())
 
 it('moves the pointers of the old store into queen.sink and every other key into legacy-kv', async () => {
-  await query(inject('adminUrl'), `create database ${NAME}`)
-  const url = withDatabase(inject('adminUrl'), NAME)
   // The schema as it was before 0021 (its tables only: the procedures of this code need 0021).
-  const before = migrations.filter((m) => m.name < '0021')
-  expect(before.length).toBe(migrations.findIndex((m) => m.name.startsWith('0021_')))
-  await run(url, { migrations: before, procedures: [], functions: [], superseded: supersededChecksums })
+  database = await databaseBefore('0021', `migr_ptr_${Date.now().toString(36)}`)
+  const url = database.url
   await query(url, `insert into queen.kv (tenant_id, key, value, updated_at) values
     ('', 's3:lake:orders:committed', '{"windowEnd": "2026-03-01T10:00:00.000Z"}', '2026-03-01T10:00:01Z'),
     ('acme', 's3:lake:a/b:committed', '{"windowEnd": "2026-03-01T11:00:00.000Z"}', '2026-03-01T11:00:01Z'),
@@ -56,7 +28,7 @@ it('moves the pointers of the old store into queen.sink and every other key into
     ('', 'queen.sink', 's3:fake:orders:committed', '{"windowEnd": "2030-01-01T00:00:00Z"}', nextval('queen.kv_version_seq'), now()),
     ('acme', 'legacy-kv', 'shared', '"newer"', nextval('queen.kv_version_seq'), now())`)
 
-  const after = await run(url, { migrations, procedures: procedureFiles, functions: declaredFunctions, superseded: supersededChecksums })
+  const after = await database.migrateRest()
   expect(after.applied).toContain(migrations.find((m) => m.name.startsWith('0021_'))!.name)
 
   const rows = await query<{ tenant_id: string; ns: string; key: string; value: unknown; expires_at: Date | null; updated_at: Date; version: string }>(
@@ -88,7 +60,8 @@ it('moves the pointers of the old store into queen.sink and every other key into
 })
 
 it('gives a timer pending from before the message id it will be delivered under, a UUIDv7 of its due instant', async () => {
-  const url = withDatabase(inject('adminUrl'), NAME)
+  // The database the first test seeded and migrated.
+  const url = database!.url
   const [row] = await query<{ message_id: string }>(url, `select message_id from queen.timers where timer_key = 'pending'`)
   expect(row!.message_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   expect(parseInt(row!.message_id.replace(/-/g, '').slice(0, 12), 16)).toBe(Date.parse('2026-03-01T10:00:00.123Z'))
