@@ -26,8 +26,9 @@
 // pace its sender sets, where a 429 with Retry-After makes the sender itself wait. And its calls keep
 // a duty cycle (`heavyDuty`): after a call that took d, its next waits d × (1 − duty) / duty (at
 // most `activeMs`), so it holds the database (and, through the pace of its answers, the broker and
-// its own client) at most that part of the time. One call in flight alone still kept a core busy with it on a small
-// machine, fused pushes answering as fast as its client could send (BENCHMARKS.md, "Tenant share").
+// its own client) at most that part of the time. One call in flight alone still kept a core busy
+// with it on a small machine, fused pushes answered as fast as its client could send
+// (BENCHMARKS.md, "Tenant share").
 import { HttpError } from '../errors.js'
 import { createDatabaseTime } from './database-time.js'
 
@@ -126,6 +127,23 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
     if (line.inFlight === 0 && line.pausedUntil <= performance.now()) lines.delete(tenant)
   }
 
+  /** A heavy tenant's call starts only once its predecessor's pause is over. */
+  const waitOutPause = async (tenant: string, line: Line) => {
+    const pause = line.pausedUntil - performance.now()
+    if (pause > 0 && isHeavy(tenant, performance.now())) await new Promise((resolve) => setTimeout(resolve, pause))
+  }
+
+  /** A call that started at `started` has ended: its time counts to the tenant's, and a heavy tenant owes a pause. */
+  const account = (tenant: string, line: Line, started: number) => {
+    const now = performance.now()
+    databaseTime.add(tenant, now - started, now)
+    if (heavyDuty === 1 || !isHeavy(tenant, now)) return
+    // At most one activity window: a long call (a big batch, a slow disk) must not park the tenant's
+    // next request longer than its heavy status itself is judged over.
+    const pause = Math.min(((now - started) * (1 - heavyDuty)) / heavyDuty, activeMs)
+    line.pausedUntil = Math.max(line.pausedUntil, now + pause)
+  }
+
   return {
     async run(tenant, call) {
       if (options.concurrency <= 0) return call()
@@ -138,20 +156,13 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
         if (line.waiting.length >= options.queue) throw tenantBusy()
         await new Promise<void>((resolve) => line!.waiting.push(resolve))
       }
+      let started = performance.now()
       try {
-        const pause = line.pausedUntil - performance.now()
-        if (pause > 0 && isHeavy(tenant, performance.now())) await new Promise((resolve) => setTimeout(resolve, pause))
-        const started = performance.now()
-        try {
-          return await call()
-        } finally {
-          const now = performance.now()
-          databaseTime.add(tenant, now - started, now)
-          // At most one activity window: a long call (a big batch, a slow disk) must not park the
-          // tenant's next request longer than its heavy status itself is judged over.
-          if (heavyDuty < 1 && isHeavy(tenant, now)) line.pausedUntil = Math.max(line.pausedUntil, now + Math.min(((now - started) * (1 - heavyDuty)) / heavyDuty, activeMs))
-        }
+        await waitOutPause(tenant, line)
+        started = performance.now()
+        return await call()
       } finally {
+        account(tenant, line, started)
         release(tenant, line)
       }
     },
