@@ -84,7 +84,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         heavy: config.TENANT_DB_CONCURRENCY_HEAVY,
         heavyShare: config.TENANT_DB_HEAVY_PERCENT / 100,
         queue: config.TENANT_DB_QUEUE,
-        heavyQueue: config.TENANT_DB_QUEUE_HEAVY,
         heavyDuty: config.TENANT_DB_HEAVY_DUTY_PERCENT / 100,
       })
     : undefined

@@ -20,10 +20,7 @@
 // A heavy tenant's share (`heavy`): while another tenant is active, a tenant whose calls took more
 // than `heavyShare` of the database time lately (database-time.ts) runs at most `heavy` calls at
 // once. One call at a time for every tenant would serialise several steady tenants' work (the
-// multitenant cell), so only the one taking most of the database is held to it. Its line of waiting
-// requests shrinks to `heavyQueue` as well: a flood that waits in the broker keeps costing the
-// broker's one event loop and the machine's cores (its requests parsed, fused, answered) at the
-// pace its sender sets, where a 429 with Retry-After makes the sender itself wait. And its calls keep
+// multitenant cell), so only the one taking most of the database is held to it. And its calls keep
 // a duty cycle (`heavyDuty`): after a call that took d, its next waits d × (1 − duty) / duty (at
 // most `activeMs`), so it holds the database (and, through the pace of its answers, the broker and
 // its own client) at most that part of the time. One call in flight alone still kept a core busy
@@ -36,9 +33,8 @@ export interface TenantCallLimiter {
   /** Runs `call` within `tenant`'s share: at once when a slot is free, else after that tenant's earlier calls. */
   run<T>(tenant: string, call: () => Promise<T>): Promise<T>
   /**
-   * Takes one of `tenant`'s request places (`concurrency + queue`, or `heavy + heavyQueue` while it is
-   * heavy) for the database work of one request, or refuses with 429 tenant_busy when all are taken;
-   * the returned function gives it back.
+   * Takes one of `tenant`'s request places (`concurrency + queue`) for the database work of one
+   * request, or refuses with 429 tenant_busy when all are taken; the returned function gives it back.
    */
   admit(tenant: string): () => void
   /** Whether `tenant` is held to its heavy share now: another tenant is active and it takes most of the database time. */
@@ -60,8 +56,6 @@ export interface LimiterOptions {
   heavy?: number
   /** The part of the database time (0 to 1) past which a tenant counts as heavy (default 0.6). */
   heavyShare?: number
-  /** Requests of a heavy tenant that may wait beyond its `heavy` calls; one more is refused with 429 (default: `queue`). */
-  heavyQueue?: number
   /** The part of the time (0 to 1] a heavy tenant's calls may run; each waits out its predecessor's pause (default 1: no pause). */
   heavyDuty?: number
 }
@@ -84,7 +78,6 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
   const activeMs = options.activeMs ?? 1000
   const heavy = Math.max(1, Math.min(options.heavy ?? shared, shared))
   const heavyShare = options.heavyShare ?? 0.6
-  const heavyPlaces = Math.min(heavy + (options.heavyQueue ?? options.queue), places)
   const heavyDuty = Math.min(1, Math.max(0.001, options.heavyDuty ?? 1))
   const databaseTime = createDatabaseTime(activeMs)
   // The two tenants that called last, always two different ones: whether anyone but `tenant` was
@@ -169,7 +162,7 @@ export function createTenantCallLimiter(options: LimiterOptions): TenantCallLimi
     admit(tenant) {
       if (options.concurrency <= 0) return () => {}
       const held = admitted.get(tenant) ?? 0
-      if (held >= places || (held >= heavyPlaces && isHeavy(tenant, performance.now()))) throw tenantBusy()
+      if (held >= places) throw tenantBusy()
       admitted.set(tenant, held + 1)
       let given = false
       return () => {

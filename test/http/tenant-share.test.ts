@@ -179,14 +179,6 @@ describe("a tenant's database calls", () => {
     return limiter
   }
 
-  it('refuse a heavy tenant past its shorter line (heavy + heavyQueue places) with 429, while the other keeps its full line', async () => {
-    const limiter = await withHeavyA({ heavyQueue: 2 })
-    const a = [limiter.admit('a'), limiter.admit('a'), limiter.admit('a')]
-    expect(() => limiter.admit('a')).toThrow(expect.objectContaining({ status: 429, code: 'tenant_busy' }))
-    const b = Array.from({ length: 10 }, () => limiter.admit('b'))
-    for (const give of [...a, ...b]) give()
-  })
-
   it("start a heavy tenant's next call only after the pause its duty cycle leaves, and never pause the other", async () => {
     const limiter = await withHeavyA({ heavyDuty: 0.25 })
     const ended: number[] = []
