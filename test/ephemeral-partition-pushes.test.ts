@@ -1,8 +1,8 @@
 // Ephemeral pushes to different partitions of one queue run side by side (docs/ephemeral.md,
 // "Numbers and locks"): a push holds only its partition's row from numbering to commit, so a push to
-// another partition goes ahead while one is held, a push to the held partition waits for it, and
-// with many producers and consumers at once every partition stays FIFO and every group gets every
-// message once. No fusion here: every push is its own call on its own connection.
+// another partition goes ahead while one is held, a push to the held partition waits for it, the
+// queue's bounds hold exactly, and with many producers and consumers at once every partition stays
+// FIFO and every group gets every message once. No fusion here: every push is its own call on its own connection.
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.js'
@@ -69,6 +69,17 @@ describe('ephemeral pushes to different partitions', () => {
     expect([of('a'), of('b'), of('c')]).toEqual([[0, 3], [1], [2]])
     // Across partitions a queue-wide pop reads in number order, which follows push order.
     expect(messages.map((m) => m.payload)).toEqual([0, 1, 2, 3])
+  })
+
+  it('keeps maxLength exact while pushes to different partitions run at once', async () => {
+    // Each push checks the queue's counters as it books them, so those beside it cannot overrun the bound together.
+    await db.call('ephemeral_configure_v1', { tenant, queue: 'side-bound', options: { maxLength: 50 } })
+    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, p) => push('side-bound', `p${p}`, Array.from({ length: 10 }, (_, k) => k))))
+    expect(settled.filter((s) => s.status === 'fulfilled').length).toBe(5)
+    for (const s of settled) if (s.status === 'rejected') expect(s.reason).toMatchObject({ sqlstate: 'QMEFL' })
+    const gauges = (await db.call('ephemeral_queues_v1', { tenant })).queues.find((q) => q.queue === 'side-bound')!
+    expect(gauges.depth).toBe(50)
+    expect((await pop('side-bound', 'inspect', 100, true)).messages.length).toBe(50)
   })
 
   it('keeps FIFO per partition and delivers every message once per group while producers push to several partitions at once', { timeout: 60_000 }, async () => {
