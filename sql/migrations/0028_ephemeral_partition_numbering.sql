@@ -14,6 +14,11 @@
 --   incarnation that makes every earlier id 'stale'.
 -- ephemeral_messages: one index, (tenant, queue, partition, seq), instead of two: every read names
 --   the partition now, and a message costs one index entry fewer to push.
+-- ephemeral_groups.heads_parts, heads: for a queue-wide pop, where each partition's next message is
+--   at the earliest, as the group's last queue-wide pop found it (a partition not named: look it up).
+--   The pop merges the partitions by number from each one's next message; this spares it an index
+--   probe per partition. A lower bound stays one: a partition's later messages are numbered higher,
+--   a cursor moved by a partition pop is read past, and what a TTL or a drop deletes only raises it.
 -- ephemeral_groups.scan_from (a queue-wide position by number) is no longer read: a queue-wide pop
 --   reads each partition past the group's cursor there. What it said is carried into the cursors.
 -- ephemeral_rings.next_seq is no longer read either; the ring keeps the queue's counters.
@@ -51,6 +56,8 @@ select g.tenant_id, g.queue, g.grp, m.partition, max(m.seq)
  where g.scan_from > 0
  group by g.tenant_id, g.queue, g.grp, m.partition
 on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(queen.ephemeral_cursors.last_seq, excluded.last_seq);
+
+alter table queen.ephemeral_groups add column heads_parts text[], add column heads bigint[];
 
 alter table queen.ephemeral_messages drop constraint ephemeral_messages_pkey;
 drop index queen.ephemeral_messages_partition;

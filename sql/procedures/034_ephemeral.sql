@@ -582,6 +582,8 @@ declare
   v_win_payload jsonb[];
   v_heads bigint[] := '{}'::bigint[];
   v_heads_part text[] := '{}'::text[];
+  v_known bigint[];
+  v_known_part text[];
   v_part text;
   v_at integer;
   v_lo bigint;
@@ -617,7 +619,8 @@ begin
   if not exists (select 1 from ephemeral_groups where tenant_id = p_tenant and queue = p_queue and grp = p_group) then
     insert into ephemeral_groups (tenant_id, queue, grp) values (p_tenant, p_queue, p_group) on conflict do nothing;
   end if;
-  perform 1 from ephemeral_groups where tenant_id = p_tenant and queue = p_queue and grp = p_group for update;
+  select g.heads_parts, g.heads into v_known_part, v_known
+    from ephemeral_groups g where g.tenant_id = p_tenant and g.queue = p_queue and g.grp = p_group for update;
 
   v_opt := _eph_options_of(p_tenant, p_queue);
   v_epoch := _eph_epoch();
@@ -688,16 +691,20 @@ begin
   v_left := p_batch - cardinality(v_out_seq);
   if v_left > 0 then
     if p_partition is null then
+      -- A head is the one the group's last queue-wide pop left (a lower bound of the partition's next
+      -- number: see ephemeral_groups.heads), past the cursor, else found by the index.
       select coalesce(array_agg(h.part order by h.head), '{}'), coalesce(array_agg(h.head order by h.head), '{}')
         into v_heads_part, v_heads
         from (select p.partition as part,
-                     (select min(m.seq) from ephemeral_messages m
-                       where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p.partition
-                         and m.seq > coalesce(c.last_seq, 0)) as head
+                     coalesce(greatest(v_known[array_position(v_known_part, p.partition)], coalesce(c.last_seq, 0) + 1),
+                              (select min(m.seq) from ephemeral_messages m
+                                where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p.partition
+                                  and m.seq > coalesce(c.last_seq, 0))) as head
                 from ephemeral_partitions p
                 left join ephemeral_cursors c
                   on c.tenant_id = p.tenant_id and c.queue = p.queue and c.grp = p_group and c.partition = p.partition
-               where p.tenant_id = p_tenant and p.queue = p_queue and p.last_seq > coalesce(c.last_seq, 0)) h
+               where p.tenant_id = p_tenant and p.queue = p_queue and p.last_seq > coalesce(c.last_seq, 0)
+              offset 0) h
        where h.head is not null;
     else
       select min(m.seq) into v_lo from ephemeral_messages m
@@ -751,6 +758,16 @@ begin
       insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
       select p_tenant, p_queue, p_group, u.part, max(u.seq) from unnest(v_new_seq, v_new_part) u(seq, part) group by u.part
       on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq);
+    end if;
+    -- A queue-wide pop leaves the heads it knows to the group's next one, which then need not look
+    -- them up: all but the partition it stopped in when the batch ran out (its next number is not known).
+    if p_partition is null then
+      if v_left <= 0 then
+        v_heads_part := v_heads_part[2:];
+        v_heads := v_heads[2:];
+      end if;
+      update ephemeral_groups set heads_parts = v_heads_part, heads = v_heads
+       where tenant_id = p_tenant and queue = p_queue and grp = p_group;
     end if;
   end if;
 
@@ -1058,6 +1075,7 @@ begin
   delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue;
   delete from ephemeral_cursors where tenant_id = p_tenant and queue = p_queue;
   delete from ephemeral_partitions where tenant_id = p_tenant and queue = p_queue;
+  update ephemeral_groups set heads_parts = null, heads = null where tenant_id = p_tenant and queue = p_queue;
   update ephemeral_rings set depth = 0, bytes = 0, touched_at = clock_timestamp() where tenant_id = p_tenant and queue = p_queue;
   return jsonb_build_object('queue', p_queue, 'dropped', v_dropped);
 end

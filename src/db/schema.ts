@@ -340,6 +340,9 @@ export const ephemeralGroups = queen.table('ephemeral_groups', {
   // No longer read: a queue-wide pop reads each partition past the group's cursor there (0028).
   scanFrom: int8('scan_from').notNull().default(0),
   dropsRetry: int8('drops_retry').notNull().default(0),
+  // For a queue-wide pop: each partition's next message at the earliest, as the group's last one found it (0028).
+  headsParts: text('heads_parts').array(),
+  heads: int8('heads').array(),
   createdAt: tstz('created_at').notNull().defaultNow(),
 })
 
