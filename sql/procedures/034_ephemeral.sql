@@ -588,7 +588,6 @@ declare
   v_at integer;
   v_lo bigint;
   v_hi bigint;
-  v_width bigint;
   r record;
 begin
   perform _eph_check_on();
@@ -677,13 +676,15 @@ begin
   end if;
 
   -- New messages: those past the group's cursor of their partition, oldest first. They are read in
-  -- windows of consecutive numbers (a push numbers its messages without gaps, so a window as wide
-  -- as the batch usually holds it all), each starting at the lowest number left, found by the index.
-  -- Every statement is then bounded by its window whatever the planner believes of the table's
-  -- size: an unbounded "past the cursor, in number order" read was planned, before a fresh table's
-  -- first statistics, as "read every row of the queue and sort", and cost a pop over a large
-  -- backlog hundreds of milliseconds until autovacuum's first ANALYZE. A window that gaps or
-  -- filters leave short is followed by one four times wider.
+  -- windows of consecutive numbers no wider than what is left of the batch (a push numbers its
+  -- messages without gaps, so a window usually holds a whole push), each starting at the lowest
+  -- number left, found by the index; the gaps between pushes (and what a TTL filters) cost a probe
+  -- for the next number, never a wider window. Every statement is then bounded by its window
+  -- whatever the planner believes of the table's size: an unbounded "past the cursor, in number
+  -- order" read was planned, before a fresh table's first statistics, as "read every row of the
+  -- queue and sort", and cost a pop over a large backlog hundreds of milliseconds until
+  -- autovacuum's first ANALYZE; and a window widened past the gaps between pushes was planned,
+  -- after it, as a bitmap scan of the partition's whole backlog and a sort.
   -- A queue-wide pop merges the partitions by number: it keeps, for each partition with something
   -- past the group's cursor, its lowest such number (its head), and reads from the partition with
   -- the lowest head up to the next lowest, so messages come in number order (push order) across
@@ -716,11 +717,10 @@ begin
         v_heads := array[v_lo];
       end if;
     end if;
-    v_width := v_left::bigint;
     while cardinality(v_heads) > 0 loop
       v_part := v_heads_part[1];
       v_lo := v_heads[1];
-      v_hi := v_lo + v_width - 1;
+      v_hi := v_lo + v_left - 1;
       if cardinality(v_heads) > 1 then
         v_hi := least(v_hi, v_heads[2] - 1);
       end if;
@@ -737,9 +737,6 @@ begin
       v_new_payload := v_new_payload || v_win_payload;
       v_left := v_left - cardinality(v_win_seq);
       exit when v_left <= 0;
-      if cardinality(v_win_seq) < v_hi - v_lo + 1 then
-        v_width := least(v_width * 4, 1000000000000);
-      end if;
       -- This partition's next head, past the window; the heads stay in order.
       select min(m.seq) into v_lo from ephemeral_messages m
        where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = v_part and m.seq > v_hi;
