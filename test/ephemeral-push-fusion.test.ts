@@ -1,8 +1,9 @@
-// Ephemeral push fusion (src/db/ephemeral-push-fusion.ts) against a real PostgreSQL: pushes to one
-// queue that arrive while one is in flight go out as one ephemeral_push_many_v1 call when it returns,
-// whatever partition each pushes to; every caller gets its own count, the messages land in arrival
-// order, pushes to other queues are not held back, and a member whose push fails for its own reason
-// gets its own error while the others' pushes are written.
+// Ephemeral push fusion (src/db/ephemeral-push-fusion.ts) against a real PostgreSQL: up to two calls
+// per queue go out at once over different partitions, pushes that arrive while they are in flight go
+// out as one ephemeral_push_many_v1 call when one returns, whatever partition each pushes to; every
+// caller gets its own count, the messages of a partition land in arrival order, pushes to other
+// queues are not held back, and a member whose push fails for its own reason gets its own error
+// while the others' pushes are written.
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/database.js'
@@ -48,14 +49,18 @@ describe('ephemeral push fusion', () => {
   it('sends a push at once with nothing in flight, and the pushes that arrive meanwhile as one call over their partitions', async () => {
     single = 0
     fused = 0
+    // Two calls in flight at most per queue, over different partitions: a and b go out at once.
     const first = push('fu', 'a', [1, 2])
     expect(single).toBe(1)
-    const rest = [push('fu', 'b', [3]), push('fu', 'a', [4, 5, 6]), push('fu', 'c', [7])]
-    expect(single).toBe(1)
-    const answers = await Promise.all([first, ...rest])
-    expect(single).toBe(1)
-    expect(fused).toBe(1)
-    expect(answers.map((a) => a.pushed)).toEqual([2, 1, 3, 1])
+    const beside = push('fu', 'b', [3])
+    expect(single).toBe(2)
+    const rest = [push('fu', 'a', [4, 5, 6]), push('fu', 'c', [7]), push('fu', 'b', [8])]
+    expect(single).toBe(2)
+    const answers = await Promise.all([first, beside, ...rest])
+    // When either call returns, at least two waiting pushes of idle partitions go out as one call.
+    expect(fused).toBeGreaterThanOrEqual(1)
+    expect(single + fused).toBeLessThanOrEqual(4)
+    expect(answers.map((a) => a.pushed)).toEqual([2, 1, 3, 1, 1])
     const messages = await popAll('fu')
     expect(messages.map((m) => [m.partition, m.payload]).sort((x, y) => Number(x[1]) - Number(y[1]))).toEqual([
       ['a', 1],
@@ -65,7 +70,26 @@ describe('ephemeral push fusion', () => {
       ['a', 5],
       ['a', 6],
       ['c', 7],
+      ['b', 8],
     ])
+    // Per partition, in arrival order.
+    for (const partition of ['a', 'b']) {
+      const own = messages.filter((m) => m.partition === partition).map((m) => Number(m.payload))
+      expect(own).toEqual([...own].sort((x, y) => x - y))
+    }
+  })
+
+  it("holds a push back while an earlier push to its partition is in flight, never a push to another partition", async () => {
+    single = 0
+    fused = 0
+    const first = push('fu-order', 'a', [1])
+    const second = push('fu-order', 'a', [2])
+    const other = push('fu-order', 'b', [3])
+    // The second push to a waits for the first; b goes out beside it.
+    expect(single).toBe(2)
+    await Promise.all([first, second, other])
+    expect(single).toBe(3)
+    expect((await popAll('fu-order')).filter((m) => m.partition === 'a').map((m) => m.payload)).toEqual([1, 2])
   })
 
   it('does not hold back a push to another queue', async () => {
@@ -91,10 +115,12 @@ describe('ephemeral push fusion', () => {
   })
 
   it('answers every member with an error all of them share', async () => {
+    // Two calls in flight (a, then b beside it), so the next two wait and go out as one call.
     const first = push('fu-off', 'a', [1])
-    const second = push('fu-off', 'b', [2])
-    const third = push('fu-off', 'c', [3])
-    await first
+    const beside = push('fu-off', 'b', [0])
+    const second = push('fu-off', 'c', [2])
+    const third = push('fu-off', 'd', [3])
+    await Promise.all([first, beside])
     await database.sql(`insert into queen.system_state (key, value) values ('ephemeral', 'false') on conflict (key) do update set value = excluded.value`)
     try {
       const settled = await Promise.allSettled([second, third])

@@ -88,7 +88,7 @@ $$;
 
 -- _eph_trim: deletes the messages of one partition that every group of the queue has delivered
 -- and none holds a lease on. Nothing goes while the queue has no group: the first consumer sees
--- what was pushed before it. The caller holds the ring row and updates its counters.
+-- what was pushed before it. The caller holds the partition's row and updates the ring's counters.
 -- Returns (n, bytes) deleted.
 create or replace function queen._eph_trim(p_tenant text, p_queue text, p_partition text, out n bigint, out bytes bigint)
 returns record
@@ -161,16 +161,137 @@ begin
 end
 $$;
 
--- ephemeral_push_v1: appends p_payloads (a JSON array of payloads) to one partition, all or
--- nothing. Creates the queue's ring when absent. Before checking the bounds it drops what the TTL
--- expired and trims what every group has consumed; a breach under policy 'reject' (or a request
--- larger than the bounds themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest
--- messages go, counted as bounds drops.
--- Returns {"pushed"}. Concurrency: pushes to one queue serialise on its ring row, which hands out
--- the numbers, so numbers follow commit order and a cursor never passes a message committed later.
--- Writes no WAL (every table it writes is unlogged), so its commit never waits for a flush.
-create or replace function queen.ephemeral_push_v1(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
-returns jsonb
+-- _eph_lock_partitions: locks the rows of partitions p_parts of a queue, making those that are
+-- absent, and with p_all every other partition of the queue too, one row at a time in partition
+-- order. A push holds its partitions' rows from numbering its messages to its commit, so within a
+-- partition numbers follow commit order (a cursor never passes a message committed later), while
+-- pushes to other partitions run beside it. Every taker locks partition rows in this one order
+-- and the ring row only after them, so no two of them wait on each other in a circle.
+create or replace function queen._eph_lock_partitions(p_tenant text, p_queue text, p_parts text[], p_all boolean)
+returns void
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  insert into ephemeral_partitions as p (tenant_id, queue, partition)
+  select p_tenant, p_queue, x.part
+    from (select u.part from unnest(p_parts) u(part)
+          union
+          select e.partition from ephemeral_partitions e where p_all and e.tenant_id = p_tenant and e.queue = p_queue) x
+   order by x.part
+  on conflict (tenant_id, queue, partition) do update set last_seq = p.last_seq;
+end
+$$;
+
+-- _eph_ring_exists: makes the queue's ring when absent, before any partition row is locked (a
+-- first push's uncommitted ring holds back the others' until it commits, and they hold nothing then).
+create or replace function queen._eph_ring_exists(p_tenant text, p_queue text)
+returns void
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+begin
+  if not exists (select 1 from ephemeral_rings where tenant_id = p_tenant and queue = p_queue) then
+    insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
+  end if;
+end
+$$;
+
+-- _eph_push_side: the push that runs beside pushes to other partitions of the queue. p_groups is a
+-- JSON array of well-formed {"partition", "payloads"} (p_n payloads of p_bytes bytes in all, to
+-- the partitions p_parts); the caller made the ring. Locks only those partitions' rows, drops what
+-- the TTL expired there and trims what every group consumed there, numbers each group's payloads
+-- from a value of its own of ephemeral_numbers (in the groups' order), writes them, and books the
+-- difference in the ring's counters last, so the ring row is held only from that update to the
+-- commit. When the counters then stand past maxLength or maxBytes, everything it did is undone
+-- (locks included) and it answers false: the caller takes the serial path, which decides with the
+-- whole queue in view, as every push did before.
+create or replace function queen._eph_push_side(p_tenant text, p_queue text, p_groups jsonb, p_parts text[], p_n bigint, p_bytes bigint, p_opt jsonb)
+returns boolean
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_ttl bigint := (p_opt->>'ttlSeconds')::bigint;
+  v_cutoff timestamptz;
+  v_ttl_n bigint := 0::bigint;
+  v_ttl_bytes bigint := 0::bigint;
+  v_gone bigint := 0::bigint;
+  v_gone_bytes bigint := 0::bigint;
+  v_t record;
+  v_part text;
+  v_bases bigint[];
+  v_depth bigint;
+  v_bytes bigint;
+begin
+  begin
+    perform _eph_lock_partitions(p_tenant, p_queue, p_parts, false);
+    -- TTL: only when the oldest message of one of these partitions has expired does the sweep scan.
+    if v_ttl > 0 then
+      v_cutoff := clock_timestamp() - make_interval(secs => v_ttl);
+      if exists (
+        select 1 from unnest(p_parts) u(part)
+         cross join lateral (select m.created_at from ephemeral_messages m
+                              where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = u.part
+                              order by m.seq limit 1) o
+         where o.created_at < v_cutoff) then
+        with gone as (
+          delete from ephemeral_messages m
+           where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = any(p_parts) and m.created_at < v_cutoff
+          returning m.bytes
+        )
+        select count(*), coalesce(sum(gone.bytes), 0) into v_ttl_n, v_ttl_bytes from gone;
+      end if;
+    end if;
+    foreach v_part in array p_parts loop
+      select t.n, t.bytes into v_t from _eph_trim(p_tenant, p_queue, v_part) t;
+      v_gone := v_gone + v_t.n;
+      v_gone_bytes := v_gone_bytes + v_t.bytes;
+    end loop;
+
+    -- One value per group, ascending in the groups' order; a group's payloads are numbered on from it.
+    select array_agg(s.b order by s.b) into v_bases
+      from (select nextval('queen.ephemeral_numbers') as b from jsonb_array_elements(p_groups)) s;
+    insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
+    select p_tenant, p_queue, g.value->>'partition', v_bases[g.ord] + e.ord - 1, e.value, octet_length(e.value::text)
+      from jsonb_array_elements(p_groups) with ordinality g(value, ord)
+     cross join lateral jsonb_array_elements(g.value->'payloads') with ordinality e(value, ord);
+    update ephemeral_partitions p
+       set last_seq = x.last_seq
+      from (select g.value->>'partition' as part, max(v_bases[g.ord] + jsonb_array_length(g.value->'payloads') - 1) as last_seq
+              from jsonb_array_elements(p_groups) with ordinality g(value, ord)
+             where jsonb_array_length(g.value->'payloads') > 0
+             group by g.value->>'partition') x
+     where p.tenant_id = p_tenant and p.queue = p_queue and p.partition = x.part;
+
+    -- The queue's counters last. A concurrent delete may have taken the ring: this push then makes it again.
+    insert into ephemeral_rings as r (tenant_id, queue, depth, bytes, drops_ttl)
+    values (p_tenant, p_queue, p_n - v_ttl_n - v_gone, p_bytes - v_ttl_bytes - v_gone_bytes, v_ttl_n)
+    on conflict (tenant_id, queue) do update
+       set depth = r.depth + excluded.depth,
+           bytes = r.bytes + excluded.bytes,
+           drops_ttl = r.drops_ttl + excluded.drops_ttl,
+           touched_at = clock_timestamp()
+    returning r.depth, r.bytes into v_depth, v_bytes;
+    if v_depth > (p_opt->>'maxLength')::bigint or v_bytes > (p_opt->>'maxBytes')::bigint then
+      raise exception using errcode = 'QMEOV', message = 'past the bounds: take the serial path';
+    end if;
+    return true;
+  exception when sqlstate 'QMEOV' then
+    return false;
+  end;
+end
+$$;
+
+-- _eph_push_serial: appends p_payloads to one partition with the whole queue in view, all or
+-- nothing: what ephemeral_push_v1 does when the queue is at or near its bounds. Holds every
+-- partition row of the queue and then the ring row, so no other push of the queue runs meanwhile.
+-- Before checking the bounds it drops what the TTL expired anywhere in the queue and trims what
+-- every group has consumed; a breach under policy 'reject' (or a request larger than the bounds
+-- themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest messages of the queue
+-- go (lowest numbers first), counted as bounds drops. Returns the number pushed.
+create or replace function queen._eph_push_serial(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
+returns bigint
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
@@ -191,6 +312,7 @@ declare
   v_t record;
   v_part text;
   v_cut bigint;
+  v_base bigint;
 begin
   perform _eph_check_on();
   perform _eph_check_name('queue', p_queue);
@@ -199,24 +321,25 @@ begin
     raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
   end if;
   if v_n = 0 then
-    return jsonb_build_object('pushed', 0);
+    return 0::bigint;
   end if;
   select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
 
+  perform _eph_ring_exists(p_tenant, p_queue);
+  perform _eph_lock_partitions(p_tenant, p_queue, array[p_partition], true);
   select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
-  if v_ring.queue is null then
-    insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
-    select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
-  end if;
   v_opt := _eph_options_of(p_tenant, p_queue);
   v_ttl := (v_opt->>'ttlSeconds')::bigint;
   v_max_len := (v_opt->>'maxLength')::bigint;
   v_max_bytes := (v_opt->>'maxBytes')::bigint;
 
-  -- TTL: only when the oldest message has expired does the sweep scan.
+  -- TTL: only when the oldest message of some partition has expired does the sweep scan.
   if v_ttl > 0 and exists (
-    select 1 from (select created_at from ephemeral_messages where tenant_id = p_tenant and queue = p_queue order by seq limit 1) o
-     where o.created_at < clock_timestamp() - make_interval(secs => v_ttl)) then
+    select 1 from ephemeral_partitions p
+     cross join lateral (select m.created_at from ephemeral_messages m
+                          where m.tenant_id = p.tenant_id and m.queue = p.queue and m.partition = p.partition
+                          order by m.seq limit 1) o
+     where p.tenant_id = p_tenant and p.queue = p_queue and o.created_at < clock_timestamp() - make_interval(secs => v_ttl)) then
     with gone as (
       delete from ephemeral_messages m
        where m.tenant_id = p_tenant and m.queue = p_queue and m.created_at < clock_timestamp() - make_interval(secs => v_ttl)
@@ -245,7 +368,7 @@ begin
       raise exception using errcode = 'QMEFL',
         message = format('Ephemeral queue %s is full (maxLength %s, maxBytes %s)', p_queue, v_max_len, v_max_bytes);
     end if;
-    -- dropOldest: the shortest prefix (by number) whose removal makes room.
+    -- dropOldest: the shortest prefix (by number, which follows push order across the queue) whose removal makes room.
     select min(o.seq) into v_cut from (
       select m.seq,
              count(*) over (order by m.seq) as n_before,
@@ -261,32 +384,89 @@ begin
     select count(*), coalesce(sum(gone.bytes), 0) into v_drop_n, v_drop_bytes from gone;
   end if;
 
+  v_base := nextval('queen.ephemeral_numbers');
   insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
-  select p_tenant, p_queue, p_partition, v_ring.next_seq + e.ord - 1, e.value, octet_length(e.value::text)
+  select p_tenant, p_queue, p_partition, v_base + e.ord - 1, e.value, octet_length(e.value::text)
     from jsonb_array_elements(p_payloads) with ordinality e(value, ord);
+  update ephemeral_partitions set last_seq = v_base + v_n - 1
+   where tenant_id = p_tenant and queue = p_queue and partition = p_partition;
 
   update ephemeral_rings
-     set next_seq = next_seq + v_n,
-         depth = depth - v_ttl_n - v_gone - v_drop_n + v_n,
+     set depth = depth - v_ttl_n - v_gone - v_drop_n + v_n,
          bytes = bytes - v_ttl_bytes - v_gone_bytes - v_drop_bytes + v_bytes,
          drops_ttl = drops_ttl + v_ttl_n,
          drops_bounds = drops_bounds + v_drop_n,
          touched_at = clock_timestamp()
    where tenant_id = p_tenant and queue = p_queue;
-  return jsonb_build_object('pushed', v_n);
+  return v_n;
+end
+$$;
+
+-- _eph_fits: whether the queue's committed counters leave room for p_n more payloads of p_bytes
+-- (what a push beside others may try; the serial path decides the rest).
+create or replace function queen._eph_fits(p_tenant text, p_queue text, p_n bigint, p_bytes bigint, p_opt jsonb)
+returns boolean
+language plpgsql stable
+set search_path = queen, pg_catalog
+as $$
+begin
+  return coalesce((select r.depth + p_n <= (p_opt->>'maxLength')::bigint and r.bytes + p_bytes <= (p_opt->>'maxBytes')::bigint
+                     from ephemeral_rings r where r.tenant_id = p_tenant and r.queue = p_queue), false);
+end
+$$;
+
+-- ephemeral_push_v1: appends p_payloads (a JSON array of payloads) to one partition, all or
+-- nothing. Creates the queue's ring when absent. Before checking the bounds it drops what the TTL
+-- expired and trims what every group has consumed; a breach under policy 'reject' (or a request
+-- larger than the bounds themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest
+-- messages go, counted as bounds drops.
+-- Returns {"pushed"}. Concurrency: pushes to one partition serialise on its row, which they hold
+-- from numbering to commit, so numbers follow commit order within a partition and a cursor never
+-- passes a message committed later; pushes to other partitions of the queue run beside it and
+-- meet only at the ring's counters, written last. While the queue's counters leave room it takes
+-- only its partition's row (_eph_push_side), otherwise every row of the queue (_eph_push_serial).
+-- Writes no WAL (every table it writes is unlogged), so its commit never waits for a flush.
+create or replace function queen.ephemeral_push_v1(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
+returns jsonb
+language plpgsql volatile
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+  v_bytes bigint;
+  v_opt jsonb;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  perform _eph_check_name('partition', p_partition);
+  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
+    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
+  end if;
+  if v_n = 0 then
+    return jsonb_build_object('pushed', 0);
+  end if;
+  select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
+  perform _eph_ring_exists(p_tenant, p_queue);
+  v_opt := _eph_options_of(p_tenant, p_queue);
+  if _eph_fits(p_tenant, p_queue, v_n, v_bytes, v_opt)
+     and _eph_push_side(p_tenant, p_queue, jsonb_build_array(jsonb_build_object('partition', p_partition, 'payloads', p_payloads)),
+                        array[p_partition], v_n, v_bytes, v_opt) then
+    return jsonb_build_object('pushed', v_n);
+  end if;
+  return jsonb_build_object('pushed', _eph_push_serial(p_tenant, p_queue, p_partition, p_payloads));
 end
 $$;
 
 -- ephemeral_push_many_v1: several pushes to one queue in one transaction, as a Node broker fuses
 -- them (src/db/ephemeral-push-fusion.ts): p_groups is a JSON array of {"partition", "payloads"},
--- applied in order as ephemeral_push_v1 would apply each, so the queue's ring row is locked once and
--- the whole batch commits once. All or nothing: any group's error (QMEFL, QMEBR, ...) raises and
--- writes nothing, and the broker then retries each push alone so only the one at fault sees it.
--- The ring's bookkeeping is done once for the call, not once per group: one TTL sweep, one trim of
--- each partition the call pushes to, one bounds check of the whole, one insert and one update of
--- the ring. When the whole does not fit without dropping anything, or a group is malformed, the
--- groups are applied one by one through ephemeral_push_v1 instead, which decides each refusal and
--- each dropOldest cut exactly as separate pushes would.
+-- applied in order as ephemeral_push_v1 would apply each, so the whole batch commits once. All or
+-- nothing: any group's error (QMEFL, QMEBR, ...) raises and writes nothing, and the broker then
+-- retries each push alone so only the one at fault sees it. While the queue's counters leave room
+-- for the whole, the bookkeeping is done once for the call (_eph_push_side: one TTL sweep, one trim
+-- of each partition it pushes to, one insert, one update of the ring) holding only the rows of the
+-- partitions it pushes to. Otherwise, or when a group is malformed, it holds every partition row of
+-- the queue and applies the groups one by one as separate pushes would (_eph_push_serial), which
+-- decides each refusal and each dropOldest cut exactly as they would.
 -- Returns {"pushed": [n, ...]}, one count per group in order.
 create or replace function queen.ephemeral_push_many_v1(p_tenant text, p_queue text, p_groups jsonb)
 returns jsonb
@@ -300,92 +480,55 @@ declare
   v_n bigint;
   v_bytes bigint;
   v_parts text[];
-  v_ring ephemeral_rings;
   v_opt jsonb;
-  v_ttl bigint;
-  v_ttl_n bigint := 0::bigint;
-  v_ttl_bytes bigint := 0::bigint;
-  v_gone bigint := 0::bigint;
-  v_gone_bytes bigint := 0::bigint;
-  v_t record;
-  v_part text;
 begin
   if jsonb_typeof(p_groups) is distinct from 'array' then
     raise exception using errcode = 'QMEBR', message = 'groups: must be an array';
   end if;
   -- Every group well formed (what ephemeral_push_v1 would refuse sends the call down the
-  -- one-by-one path, which raises that group's own error), its payload count and bytes.
+  -- one-by-one path, which raises that group's own error), its payload count and bytes, and the
+  -- partitions with something to push, in the order their rows are locked.
   select coalesce(bool_and(
            jsonb_typeof(g.value) = 'object'
            and jsonb_typeof(g.value->'partition') = 'string'
            and g.value->>'partition' <> '' and octet_length(g.value->>'partition') <= 512
            and g.value->>'partition' !~ '[\x01-\x1f\x7f]'
-           and jsonb_typeof(g.value->'payloads') = 'array' and jsonb_array_length(g.value->'payloads') <= 10000), true),
-         coalesce(array_agg(distinct g.value->>'partition') filter (where jsonb_array_length(g.value->'payloads') > 0), '{}')
-    into v_valid, v_parts
+           and jsonb_typeof(g.value->'payloads') = 'array' and jsonb_array_length(g.value->'payloads') <= 10000), true)
+    into v_valid
     from jsonb_array_elements(p_groups) g;
+  -- The partitions of the well-formed groups with something to push, in the order their rows are locked.
+  select coalesce(array_agg(distinct g.value->>'partition' order by g.value->>'partition'), '{}')
+    into v_parts
+    from jsonb_array_elements(p_groups) g
+   where jsonb_typeof(g.value) = 'object'
+     and jsonb_typeof(g.value->'partition') = 'string'
+     and g.value->>'partition' <> '' and octet_length(g.value->>'partition') <= 512
+     and g.value->>'partition' !~ '[\x01-\x1f\x7f]'
+     and jsonb_typeof(g.value->'payloads') = 'array' and jsonb_array_length(g.value->'payloads') between 1 and 10000;
   if v_valid then
     select count(*), coalesce(sum(octet_length(e.value::text)), 0) into v_n, v_bytes
       from jsonb_array_elements(p_groups) g
      cross join lateral jsonb_array_elements(g.value->'payloads') e;
   end if;
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
   if v_valid and v_n > 0 then
-    perform _eph_check_on();
-    perform _eph_check_name('queue', p_queue);
-    select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
-    if v_ring.queue is null then
-      insert into ephemeral_rings (tenant_id, queue) values (p_tenant, p_queue) on conflict do nothing;
-      select * into v_ring from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
-    end if;
+    perform _eph_ring_exists(p_tenant, p_queue);
     v_opt := _eph_options_of(p_tenant, p_queue);
-    v_ttl := (v_opt->>'ttlSeconds')::bigint;
-    if v_ttl > 0 and exists (
-      select 1 from (select created_at from ephemeral_messages where tenant_id = p_tenant and queue = p_queue order by seq limit 1) o
-       where o.created_at < clock_timestamp() - make_interval(secs => v_ttl)) then
-      with gone as (
-        delete from ephemeral_messages m
-         where m.tenant_id = p_tenant and m.queue = p_queue and m.created_at < clock_timestamp() - make_interval(secs => v_ttl)
-        returning m.bytes
-      )
-      select count(*), coalesce(sum(gone.bytes), 0) into v_ttl_n, v_ttl_bytes from gone;
-    end if;
-    foreach v_part in array v_parts loop
-      select t.n, t.bytes into v_t from _eph_trim(p_tenant, p_queue, v_part) t;
-      v_gone := v_gone + v_t.n;
-      v_gone_bytes := v_gone_bytes + v_t.bytes;
-    end loop;
-    if v_ring.depth - v_ttl_n - v_gone + v_n <= (v_opt->>'maxLength')::bigint
-       and v_ring.bytes - v_ttl_bytes - v_gone_bytes + v_bytes <= (v_opt->>'maxBytes')::bigint then
-      -- Numbered in the groups' order, each group's payloads in theirs: as the pushes one by one.
-      -- Each group's first number comes from the counts of those before it (a window over the
-      -- groups, not over every message, which would sort them all).
-      insert into ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes)
-      select p_tenant, p_queue, g.part, v_ring.next_seq + g.before + e.ord - 1, e.value, octet_length(e.value::text)
-        from (select x.value->>'partition' as part, x.value->'payloads' as payloads,
-                     coalesce(sum(jsonb_array_length(x.value->'payloads')) over (order by x.ord rows between unbounded preceding and 1 preceding), 0) as before
-                from jsonb_array_elements(p_groups) with ordinality x(value, ord)) g
-       cross join lateral jsonb_array_elements(g.payloads) with ordinality e(value, ord);
-      update ephemeral_rings
-         set next_seq = next_seq + v_n,
-             depth = depth - v_ttl_n - v_gone + v_n,
-             bytes = bytes - v_ttl_bytes - v_gone_bytes + v_bytes,
-             drops_ttl = drops_ttl + v_ttl_n,
-             touched_at = clock_timestamp()
-       where tenant_id = p_tenant and queue = p_queue;
+    if _eph_fits(p_tenant, p_queue, v_n, v_bytes, v_opt)
+       and _eph_push_side(p_tenant, p_queue, p_groups, v_parts, v_n, v_bytes, v_opt) then
       select jsonb_agg(jsonb_array_length(g.value->'payloads') order by g.ord) into v_counts
         from jsonb_array_elements(p_groups) with ordinality g(value, ord);
       return jsonb_build_object('pushed', v_counts);
     end if;
-    -- It does not fit as a whole: what was swept and trimmed is booked, then each group decides.
-    update ephemeral_rings
-       set depth = depth - v_ttl_n - v_gone,
-           bytes = bytes - v_ttl_bytes - v_gone_bytes,
-           drops_ttl = drops_ttl + v_ttl_n
-     where tenant_id = p_tenant and queue = p_queue;
+  end if;
+  -- One by one, every partition row of the queue (and those this call makes) locked first, in order.
+  if cardinality(v_parts) > 0 then
+    perform _eph_ring_exists(p_tenant, p_queue);
+    perform _eph_lock_partitions(p_tenant, p_queue, v_parts, true);
   end if;
   for v_group in select g.value from jsonb_array_elements(p_groups) g loop
-    v_counts := v_counts || jsonb_build_array(
-      ephemeral_push_v1(p_tenant, p_queue, v_group->>'partition', v_group->'payloads')->'pushed');
+    v_counts := v_counts || jsonb_build_array(_eph_push_serial(p_tenant, p_queue, v_group->>'partition', v_group->'payloads'));
   end loop;
   return jsonb_build_object('pushed', v_counts);
 end;
@@ -416,7 +559,6 @@ as $$
 declare
   v_opt jsonb;
   v_epoch text;
-  v_group ephemeral_groups;
   v_now timestamptz := clock_timestamp();
   v_until timestamptz;
   v_cutoff timestamptz;
@@ -437,13 +579,15 @@ declare
   v_new_part text[] := '{}'::text[];
   v_new_payload jsonb[] := '{}'::jsonb[];
   v_win_seq bigint[];
-  v_win_part text[];
   v_win_payload jsonb[];
-  v_from bigint;
+  v_heads bigint[] := '{}'::bigint[];
+  v_heads_part text[] := '{}'::text[];
+  v_known bigint[];
+  v_known_part text[];
+  v_part text;
+  v_at integer;
   v_lo bigint;
   v_hi bigint;
-  v_width bigint;
-  v_skip jsonb;
   r record;
 begin
   perform _eph_check_on();
@@ -474,7 +618,8 @@ begin
   if not exists (select 1 from ephemeral_groups where tenant_id = p_tenant and queue = p_queue and grp = p_group) then
     insert into ephemeral_groups (tenant_id, queue, grp) values (p_tenant, p_queue, p_group) on conflict do nothing;
   end if;
-  select * into v_group from ephemeral_groups where tenant_id = p_tenant and queue = p_queue and grp = p_group for update;
+  select g.heads_parts, g.heads into v_known_part, v_known
+    from ephemeral_groups g where g.tenant_id = p_tenant and g.queue = p_queue and g.grp = p_group for update;
 
   v_opt := _eph_options_of(p_tenant, p_queue);
   v_epoch := _eph_epoch();
@@ -498,7 +643,7 @@ begin
       select u.seq, u.part as partition, u.att as attempts, m.payload, m.created_at, m.seq is not null as present
         from ephemeral_leases l
        cross join lateral unnest(l.seqs, l.partitions, l.attempts) u(seq, part, att)
-        left join ephemeral_messages m on m.tenant_id = l.tenant_id and m.queue = l.queue and m.seq = u.seq
+        left join ephemeral_messages m on m.tenant_id = l.tenant_id and m.queue = l.queue and m.partition = u.part and m.seq = u.seq
        where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = any(v_rows)
          and l.lease_until <= v_now
          and (p_partition is null or u.part = p_partition)
@@ -531,67 +676,95 @@ begin
   end if;
 
   -- New messages: those past the group's cursor of their partition, oldest first. They are read in
-  -- windows of consecutive numbers (a ring numbers its pushes without gaps, so a window as wide as
-  -- the batch usually holds it all), each starting at the lowest number left, found by the index.
-  -- Every statement is then bounded by its window whatever the planner believes of the table's
-  -- size: an unbounded "past the cursor, in number order" read was planned, before a fresh table's
-  -- first statistics, as "read every row of the queue and sort", and cost a pop over a large
-  -- backlog hundreds of milliseconds until autovacuum's first ANALYZE. A window that gaps or
-  -- filters leave short is followed by one four times wider.
+  -- windows of consecutive numbers no wider than what is left of the batch (a push numbers its
+  -- messages without gaps, so a window usually holds a whole push), each starting at the lowest
+  -- number left, found by the index; the gaps between pushes (and what a TTL filters) cost a probe
+  -- for the next number, never a wider window. Every statement is then bounded by its window
+  -- whatever the planner believes of the table's size: an unbounded "past the cursor, in number
+  -- order" read was planned, before a fresh table's first statistics, as "read every row of the
+  -- queue and sort", and cost a pop over a large backlog hundreds of milliseconds until
+  -- autovacuum's first ANALYZE; and a window widened past the gaps between pushes was planned,
+  -- after it, as a bitmap scan of the partition's whole backlog and a sort.
+  -- A queue-wide pop merges the partitions by number: it keeps, for each partition with something
+  -- past the group's cursor, its lowest such number (its head), and reads from the partition with
+  -- the lowest head up to the next lowest, so messages come in number order (push order) across
+  -- partitions, and a partition whose pushes commit late is still read from its own cursor on.
   v_left := p_batch - cardinality(v_out_seq);
   if v_left > 0 then
     if p_partition is null then
-      v_from := v_group.scan_from;
-      -- Partitions whose cursor a partition pop moved past scan_from: their messages up to it
-      -- were delivered already. Usually none.
-      select jsonb_object_agg(c.partition, c.last_seq) into v_skip
-        from ephemeral_cursors c
-       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.last_seq > v_from;
+      -- A head is the one the group's last queue-wide pop left (a lower bound of the partition's next
+      -- number: see ephemeral_groups.heads), past the cursor, else found by the index.
+      select coalesce(array_agg(h.part order by h.head), '{}'), coalesce(array_agg(h.head order by h.head), '{}')
+        into v_heads_part, v_heads
+        from (select p.partition as part,
+                     coalesce(greatest(v_known[array_position(v_known_part, p.partition)], coalesce(c.last_seq, 0) + 1),
+                              (select min(m.seq) from ephemeral_messages m
+                                where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p.partition
+                                  and m.seq > coalesce(c.last_seq, 0))) as head
+                from ephemeral_partitions p
+                left join ephemeral_cursors c
+                  on c.tenant_id = p.tenant_id and c.queue = p.queue and c.grp = p_group and c.partition = p.partition
+               where p.tenant_id = p_tenant and p.queue = p_queue and p.last_seq > coalesce(c.last_seq, 0)
+              offset 0) h
+       where h.head is not null;
     else
-      select coalesce(max(c.last_seq), 0) into v_from
-        from ephemeral_cursors c
-       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.partition = p_partition;
-    end if;
-    v_width := v_left::bigint;
-    loop
-      if p_partition is null then
-        select min(m.seq) into v_lo from ephemeral_messages m
-         where m.tenant_id = p_tenant and m.queue = p_queue and m.seq > v_from;
-      else
-        select min(m.seq) into v_lo from ephemeral_messages m
-         where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p_partition and m.seq > v_from;
+      select min(m.seq) into v_lo from ephemeral_messages m
+       where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p_partition
+         and m.seq > coalesce((select c.last_seq from ephemeral_cursors c
+                                where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group and c.partition = p_partition), 0);
+      if v_lo is not null then
+        v_heads_part := array[p_partition];
+        v_heads := array[v_lo];
       end if;
-      exit when v_lo is null;
-      v_hi := v_lo + v_width - 1;
-      select coalesce(array_agg(w.seq order by w.seq), '{}'), coalesce(array_agg(w.partition order by w.seq), '{}'),
-             coalesce(array_agg(w.payload order by w.seq), '{}')
-        into v_win_seq, v_win_part, v_win_payload
-        from (select m.seq, m.partition, m.payload
+    end if;
+    while cardinality(v_heads) > 0 loop
+      v_part := v_heads_part[1];
+      v_lo := v_heads[1];
+      v_hi := v_lo + v_left - 1;
+      if cardinality(v_heads) > 1 then
+        v_hi := least(v_hi, v_heads[2] - 1);
+      end if;
+      select coalesce(array_agg(w.seq order by w.seq), '{}'), coalesce(array_agg(w.payload order by w.seq), '{}')
+        into v_win_seq, v_win_payload
+        from (select m.seq, m.payload
                 from ephemeral_messages m
-               where m.tenant_id = p_tenant and m.queue = p_queue and m.seq >= v_lo and m.seq <= v_hi
-                 and (p_partition is null or m.partition = p_partition)
+               where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = v_part and m.seq >= v_lo and m.seq <= v_hi
                  and (v_cutoff is null or m.created_at >= v_cutoff)
-                 and (v_skip is null or m.seq > coalesce((v_skip->>m.partition)::bigint, 0))
                order by m.seq
                limit v_left) w;
       v_new_seq := v_new_seq || v_win_seq;
-      v_new_part := v_new_part || v_win_part;
+      v_new_part := v_new_part || array_fill(v_part, array[cardinality(v_win_seq)]);
       v_new_payload := v_new_payload || v_win_payload;
       v_left := v_left - cardinality(v_win_seq);
       exit when v_left <= 0;
-      v_from := v_hi;
-      v_width := least(v_width * 4, 1000000000000);
+      -- This partition's next head, past the window; the heads stay in order.
+      select min(m.seq) into v_lo from ephemeral_messages m
+       where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = v_part and m.seq > v_hi;
+      v_heads_part := v_heads_part[2:];
+      v_heads := v_heads[2:];
+      if v_lo is not null then
+        v_at := 1;
+        while v_at <= cardinality(v_heads) and v_heads[v_at] < v_lo loop
+          v_at := v_at + 1;
+        end loop;
+        v_heads_part := v_heads_part[1:v_at - 1] || v_part || v_heads_part[v_at:];
+        v_heads := v_heads[1:v_at - 1] || v_lo || v_heads[v_at:];
+      end if;
     end loop;
     if cardinality(v_new_seq) > 0 then
       insert into ephemeral_cursors (tenant_id, queue, grp, partition, last_seq)
       select p_tenant, p_queue, p_group, u.part, max(u.seq) from unnest(v_new_seq, v_new_part) u(seq, part) group by u.part
       on conflict (tenant_id, queue, grp, partition) do update set last_seq = greatest(ephemeral_cursors.last_seq, excluded.last_seq);
-      -- A queue-wide pop takes the oldest messages it has not been given, so everything numbered
-      -- below the last one it took has been given to the group (or expired).
-      if p_partition is null then
-        update ephemeral_groups set scan_from = v_new_seq[cardinality(v_new_seq)]
-         where tenant_id = p_tenant and queue = p_queue and grp = p_group;
+    end if;
+    -- A queue-wide pop leaves the heads it knows to the group's next one, which then need not look
+    -- them up: all but the partition it stopped in when the batch ran out (its next number is not known).
+    if p_partition is null then
+      if v_left <= 0 then
+        v_heads_part := v_heads_part[2:];
+        v_heads := v_heads[2:];
       end if;
+      update ephemeral_groups set heads_parts = v_heads_part, heads = v_heads
+       where tenant_id = p_tenant and queue = p_queue and grp = p_group;
     end if;
   end if;
 
@@ -890,13 +1063,16 @@ declare
 begin
   perform _eph_check_on();
   perform _eph_check_name('queue', p_queue);
-  -- The ring row first, so a push in flight finishes before or starts after the reset.
+  -- Every partition row, then the ring row, in the pushes' order, so a push in flight finishes
+  -- before or starts after the reset.
+  perform _eph_lock_partitions(p_tenant, p_queue, '{}', true);
   perform 1 from ephemeral_rings where tenant_id = p_tenant and queue = p_queue for update;
   delete from ephemeral_messages where tenant_id = p_tenant and queue = p_queue;
   get diagnostics v_dropped = row_count;
   delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue;
   delete from ephemeral_cursors where tenant_id = p_tenant and queue = p_queue;
-  update ephemeral_groups set scan_from = 0 where tenant_id = p_tenant and queue = p_queue;
+  delete from ephemeral_partitions where tenant_id = p_tenant and queue = p_queue;
+  update ephemeral_groups set heads_parts = null, heads = null where tenant_id = p_tenant and queue = p_queue;
   update ephemeral_rings set depth = 0, bytes = 0, touched_at = clock_timestamp() where tenant_id = p_tenant and queue = p_queue;
   return jsonb_build_object('queue', p_queue, 'dropped', v_dropped);
 end
@@ -915,6 +1091,8 @@ declare
 begin
   perform _eph_check_on();
   perform _eph_check_name('queue', p_queue);
+  -- Every partition row before the ring row, as the pushes take them.
+  perform _eph_lock_partitions(p_tenant, p_queue, '{}', true);
   delete from ephemeral_rings where tenant_id = p_tenant and queue = p_queue;
   get diagnostics v_ring = row_count;
   delete from ephemeral_declarations where tenant_id = p_tenant and queue = p_queue;
@@ -923,6 +1101,7 @@ begin
   delete from ephemeral_leases where tenant_id = p_tenant and queue = p_queue;
   delete from ephemeral_cursors where tenant_id = p_tenant and queue = p_queue;
   delete from ephemeral_groups where tenant_id = p_tenant and queue = p_queue;
+  delete from ephemeral_partitions where tenant_id = p_tenant and queue = p_queue;
   return jsonb_build_object('queue', p_queue, 'deleted', v_ring + v_declared > 0, 'declared', v_declared > 0);
 end
 $$;

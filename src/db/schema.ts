@@ -305,7 +305,7 @@ export const ephemeralIncarnation = queen.table('ephemeral_incarnation', {
 export const ephemeralRings = queen.table('ephemeral_rings', {
   tenantId: text('tenant_id').notNull().default(''),
   queue: text('queue').notNull(),
-  // The database's default is the microsecond clock at the ring's creation (0014_ephemeral.sql).
+  // No longer read: numbers come from the queen.ephemeral_numbers sequence (0028).
   nextSeq: int8('next_seq').notNull().default(0),
   depth: int8('depth').notNull().default(0),
   bytes: int8('bytes').notNull().default(0),
@@ -325,12 +325,24 @@ export const ephemeralMessages = queen.table('ephemeral_messages', {
   createdAt: tstz('created_at').notNull().defaultNow(),
 })
 
+// The row a push to one partition locks while it numbers and writes (0028); last_seq is the highest number written there.
+export const ephemeralPartitions = queen.table('ephemeral_partitions', {
+  tenantId: text('tenant_id').notNull().default(''),
+  queue: text('queue').notNull(),
+  partition: text('partition').notNull(),
+  lastSeq: int8('last_seq').notNull().default(0),
+})
+
 export const ephemeralGroups = queen.table('ephemeral_groups', {
   tenantId: text('tenant_id').notNull().default(''),
   queue: text('queue').notNull(),
   grp: text('grp').notNull(),
+  // No longer read: a queue-wide pop reads each partition past the group's cursor there (0028).
   scanFrom: int8('scan_from').notNull().default(0),
   dropsRetry: int8('drops_retry').notNull().default(0),
+  // For a queue-wide pop: each partition's next message at the earliest, as the group's last one found it (0028).
+  headsParts: text('heads_parts').array(),
+  heads: int8('heads').array(),
   createdAt: tstz('created_at').notNull().defaultNow(),
 })
 
@@ -383,6 +395,7 @@ export const tables = {
   ephemeral_incarnation: ephemeralIncarnation,
   ephemeral_rings: ephemeralRings,
   ephemeral_messages: ephemeralMessages,
+  ephemeral_partitions: ephemeralPartitions,
   ephemeral_groups: ephemeralGroups,
   ephemeral_cursors: ephemeralCursors,
   ephemeral_leases: ephemeralLeases,
