@@ -1,44 +1,15 @@
 // Migration 0027: the per-message lease rows of 0014 become one-row-per-pop lease rows. Leases held
 // across the upgrade (a clean restart keeps unlogged rows) carry over, one row each, and keep their
 // verdicts: the id of a delivery in flight still acks, an expired one is redelivered with attempts + 1.
-import pg from 'pg'
-import { afterAll, expect, inject, it } from 'vitest'
-import { migrate } from '../src/db/migrate.js'
-import { createNodePool } from '../src/db/node-pool.js'
-import { declaredFunctions, migrations, procedureFiles, supersededChecksums } from '../src/db/sql-bundle.generated.js'
-import { withDatabase } from './global-setup.js'
+import { afterAll, expect, it } from 'vitest'
+import { databaseBefore, query, type DatabaseBeforeMigration } from './helpers/migration.js'
 
-const NAME = `migr_eph_${Date.now().toString(36)}`
-
-async function query<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows as T[]
-  } finally {
-    await client.end()
-  }
-}
-
-async function run(url: string, files: Parameters<typeof migrate>[1]['files']) {
-  const pool = createNodePool({ connectionString: url, max: 1 })
-  try {
-    return await migrate(pool, { statementTimeoutMs: 25_000, files })
-  } finally {
-    await pool.end()
-  }
-}
-
-afterAll(async () => {
-  await query(inject('adminUrl'), `drop database if exists ${NAME} with (force)`)
-})
+let database: DatabaseBeforeMigration | undefined
+afterAll(() => database?.drop())
 
 it('carries the leases held before 0027 over, one row each, with their verdicts', async () => {
-  await query(inject('adminUrl'), `create database ${NAME}`)
-  const url = withDatabase(inject('adminUrl'), NAME)
-  const before = migrations.filter((m) => m.name < '0027')
-  expect(before.length).toBe(migrations.findIndex((m) => m.name.startsWith('0027_')))
-  await run(url, { migrations: before, procedures: [], functions: [], superseded: supersededChecksums })
+  database = await databaseBefore('0027', `migr_eph_${Date.now().toString(36)}`)
+  const url = database.url
   await query(url, `insert into queen.ephemeral_incarnation (id, epoch) values (1, 'oldepoch')`)
   await query(url, `insert into queen.ephemeral_rings (tenant_id, queue, next_seq, depth, bytes) values ('', 'q', 13, 3, 3)`)
   await query(url, `insert into queen.ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes) values
@@ -50,7 +21,7 @@ it('carries the leases held before 0027 over, one row each, with their verdicts'
     ('', 'q', 'g', 11, 'b', 2, now() - interval '1 second'),
     ('', 'q', 'g', 12, 'a', 1, now() + interval '1 hour')`)
 
-  await run(url, { migrations, procedures: procedureFiles, functions: declaredFunctions, superseded: supersededChecksums })
+  await database.migrateRest()
 
   expect(await query(url, `select lo, hi, seqs, partitions, attempts from queen.ephemeral_leases order by lo`)).toEqual([
     { lo: '10', hi: '10', seqs: ['10'], partitions: ['a'], attempts: [0] },

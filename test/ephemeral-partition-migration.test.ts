@@ -2,44 +2,15 @@
 // and a queue-wide pop reads each partition from the group's cursor there. What a clean restart
 // kept across the upgrade carries over: each partition gets its row, a queue-wide position becomes
 // the cursors of the partitions below it, and new numbers start above every number already given.
-import pg from 'pg'
-import { afterAll, expect, inject, it } from 'vitest'
-import { migrate } from '../src/db/migrate.js'
-import { createNodePool } from '../src/db/node-pool.js'
-import { declaredFunctions, migrations, procedureFiles, supersededChecksums } from '../src/db/sql-bundle.generated.js'
-import { withDatabase } from './global-setup.js'
+import { afterAll, expect, it } from 'vitest'
+import { databaseBefore, query, type DatabaseBeforeMigration } from './helpers/migration.js'
 
-const NAME = `migr_eph_parts_${Date.now().toString(36)}`
-
-async function query<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows as T[]
-  } finally {
-    await client.end()
-  }
-}
-
-async function run(url: string, files: Parameters<typeof migrate>[1]['files']) {
-  const pool = createNodePool({ connectionString: url, max: 1 })
-  try {
-    return await migrate(pool, { statementTimeoutMs: 25_000, files })
-  } finally {
-    await pool.end()
-  }
-}
-
-afterAll(async () => {
-  await query(inject('adminUrl'), `drop database if exists ${NAME} with (force)`)
-})
+let database: DatabaseBeforeMigration | undefined
+afterAll(() => database?.drop())
 
 it('carries the partitions, queue-wide positions and numbers kept before 0028 over', async () => {
-  await query(inject('adminUrl'), `create database ${NAME}`)
-  const url = withDatabase(inject('adminUrl'), NAME)
-  const before = migrations.filter((m) => m.name < '0028')
-  expect(before.length).toBe(migrations.findIndex((m) => m.name.startsWith('0028_')))
-  await run(url, { migrations: before, procedures: [], functions: [], superseded: supersededChecksums })
+  database = await databaseBefore('0028', `migr_eph_parts_${Date.now().toString(36)}`)
+  const url = database.url
   await query(url, `insert into queen.ephemeral_incarnation (id, epoch) values (1, 'oldepoch')`)
   await query(url, `insert into queen.ephemeral_rings (tenant_id, queue, next_seq, depth, bytes) values ('', 'q', 13, 3, 3)`)
   await query(url, `insert into queen.ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes) values
@@ -48,7 +19,7 @@ it('carries the partitions, queue-wide positions and numbers kept before 0028 ov
   await query(url, `insert into queen.ephemeral_groups (tenant_id, queue, grp, scan_from) values ('', 'q', 'g', 11), ('', 'q', 'h', 0)`)
   await query(url, `insert into queen.ephemeral_cursors (tenant_id, queue, grp, partition, last_seq) values ('', 'q', 'g', 'b', 11), ('', 'q', 'h', 'a', 12)`)
 
-  await run(url, { migrations, procedures: procedureFiles, functions: declaredFunctions, superseded: supersededChecksums })
+  await database.migrateRest()
 
   expect(await query(url, `select partition, last_seq from queen.ephemeral_partitions order by partition`)).toEqual([
     { partition: 'a', last_seq: '12' },
