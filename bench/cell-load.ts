@@ -59,7 +59,11 @@ export class CellHttp {
     sockets: number,
   ) {
     // Room for every request the gate lets through plus every consumer, kept open between uses.
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets, keepAliveMsecs: 10_000 })
+    // `timeout` is what makes Node's agent honour the server's `Keep-Alive: timeout=5` hint (it
+    // ignores the hint when no timeout is set): without it, a socket idle for the server's 5 s was
+    // reused as the server closed it, and that push failed with ECONNRESET. The timeout only
+    // closes idle sockets; a request in flight is not cut.
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets, keepAliveMsecs: 10_000, timeout: 60_000 })
   }
 
   request(method: 'GET' | 'POST', path: string, tenant: string, body?: string, signal?: AbortSignal): Promise<Answer> {
