@@ -2,6 +2,7 @@
 // schedule (never waiting on an answer, shedding past the in-flight cap, never retrying), and
 // long-polling consumers per tenant in one group that ack what they get. Every request goes over
 // one keep-alive agent, so connection setup is not what the loader spends its CPU on.
+import { setMaxListeners } from 'node:events'
 import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { sleep } from './lib.js'
@@ -133,6 +134,8 @@ interface PoppedMessage {
  */
 export function startConsumers(client: CellHttp, shape: CellShape, ledger: Ledger, errors: string[]) {
   const controller = new AbortController()
+  // Every consumer's long poll listens on this one signal; more than Node's default ten is expected.
+  setMaxListeners(shape.tenants * shape.consumersPerTenant + 1, controller.signal)
   let stopping = false
   let warmAcked = 0
   const path = `/api/v1/pop/queue/${encodeURIComponent(shape.queue)}?consumerGroup=${encodeURIComponent(shape.group)}&subscriptionMode=all&batch=${shape.popBatch}&wait=true&timeout=${shape.popWaitMs}`
