@@ -1,0 +1,36 @@
+// Migration 0029: ANALYZE keeps no statistics of log_segments.frames (docs/engine.md, "Statistics"),
+// which cost seconds of CPU a run on a busy queue and served no plan. Segments kept across the
+// upgrade stay as they were and are still read.
+import { afterAll, expect, it } from 'vitest'
+import { databaseBefore, query, type DatabaseBeforeMigration } from './helpers/migration.js'
+
+let database: DatabaseBeforeMigration | undefined
+afterAll(() => database?.drop())
+
+const framesStatistics = async (url: string) =>
+  (await query<{ target: number | null }>(url, `select attstattarget as target from pg_attribute
+    where attrelid = 'queen.log_segments'::regclass and attname = 'frames'`))[0]!.target
+
+it('turns off the statistics of log_segments.frames and keeps the segments', async () => {
+  database = await databaseBefore('0029', `migr_frames_stats_${Date.now().toString(36)}`)
+  const url = database.url
+  // Before: the column takes the default statistics target (null in PostgreSQL 17, -1 before it).
+  expect([null, -1]).toContain(await framesStatistics(url))
+  await query(url, `insert into queen.queues (name) values ('q')`)
+  await query(url, `insert into queen.log_partitions (queue_id, name) select id, 'p' from queen.queues where name = 'q'`)
+  await query(url, `insert into queen.log_segments (partition_id, base_offset, last_offset, frame_count, created_at, byte_size, frames)
+    select id, 1, 2, 2, now(), 10, array['{"a":1}', '{"b":2}']::jsonb[] from queen.log_partitions where name = 'p'`)
+
+  await database.migrateRest()
+
+  expect(await framesStatistics(url)).toBe(0)
+  expect(await query(url, `select base_offset, frames from queen.log_segments`)).toEqual([
+    { base_offset: '1', frames: [{ a: 1 }, { b: 2 }] },
+  ])
+  // ANALYZE then records nothing for the column, and still does for the others.
+  await query(url, `analyze queen.log_segments`)
+  expect(await query(url, `select attname from pg_stats where schemaname = 'queen' and tablename = 'log_segments' order by attname`))
+    .not.toContainEqual({ attname: 'frames' })
+  expect(await query(url, `select attname from pg_stats where schemaname = 'queen' and tablename = 'log_segments' and attname = 'base_offset'`))
+    .toEqual([{ attname: 'base_offset' }])
+})
