@@ -1,6 +1,7 @@
-// Migration 0029: ANALYZE keeps no statistics of log_segments.frames (docs/engine.md, "Statistics"),
-// which cost seconds of CPU a run on a busy queue and served no plan. Segments kept across the
-// upgrade stay as they were and are still read.
+// Migration 0029 (docs/engine.md, "Statistics and vacuum"): ANALYZE keeps no statistics of
+// log_segments.frames, which cost seconds of CPU a run on a busy queue and served no plan, and
+// ephemeral_messages is not vacuumed for inserts alone. Rows kept across the upgrade stay as they
+// were and are still read.
 import { afterAll, expect, it } from 'vitest'
 import { databaseBefore, query, type DatabaseBeforeMigration } from './helpers/migration.js'
 
@@ -11,11 +12,16 @@ const framesStatistics = async (url: string) =>
   (await query<{ target: number | null }>(url, `select attstattarget as target from pg_attribute
     where attrelid = 'queen.log_segments'::regclass and attname = 'frames'`))[0]!.target
 
-it('turns off the statistics of log_segments.frames and keeps the segments', async () => {
-  database = await databaseBefore('0029', `migr_frames_stats_${Date.now().toString(36)}`)
+const reloptions = async (url: string, table: string) =>
+  (await query<{ options: string[] | null }>(url, `select reloptions as options from pg_class where oid = $1::regclass`, [table]))[0]!.options
+
+it('turns off the statistics of log_segments.frames and the insert vacuums of ephemeral messages, keeping the rows', async () => {
+  database = await databaseBefore('0029', `migr_autovacuum_${Date.now().toString(36)}`)
   const url = database.url
   // Before: the column takes the default statistics target (null in PostgreSQL 17, -1 before it).
   expect([null, -1]).toContain(await framesStatistics(url))
+  expect(await reloptions(url, 'queen.ephemeral_messages')).toBeNull()
+  await query(url, `insert into queen.ephemeral_messages (tenant_id, queue, partition, seq, payload, bytes) values ('', 'e', 'a', 7, '{"x":1}', 7)`)
   await query(url, `insert into queen.queues (name) values ('q')`)
   await query(url, `insert into queen.log_partitions (queue_id, name) select id, 'p' from queen.queues where name = 'q'`)
   await query(url, `insert into queen.log_segments (partition_id, base_offset, last_offset, frame_count, created_at, byte_size, frames)
@@ -27,6 +33,8 @@ it('turns off the statistics of log_segments.frames and keeps the segments', asy
   expect(await query(url, `select base_offset, frames from queen.log_segments`)).toEqual([
     { base_offset: '1', frames: [{ a: 1 }, { b: 2 }] },
   ])
+  expect(await reloptions(url, 'queen.ephemeral_messages')).toEqual(['autovacuum_vacuum_insert_threshold=-1'])
+  expect(await query(url, `select seq, payload from queen.ephemeral_messages`)).toEqual([{ seq: '7', payload: { x: 1 } }])
   // ANALYZE then records nothing for the column, and still does for the others.
   await query(url, `analyze queen.log_segments`)
   expect(await query(url, `select attname from pg_stats where schemaname = 'queen' and tablename = 'log_segments' order by attname`))
