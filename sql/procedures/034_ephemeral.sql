@@ -855,6 +855,9 @@ as $$
 declare
   v_epoch text;
   v_seqs bigint[];
+  v_atts integer[];
+  v_ords integer[];
+  v_any_back boolean;
   v_rows bigint[] := '{}'::bigint[];
   v_acked integer[] := '{}'::integer[];
   v_redone integer[] := '{}'::integer[];
@@ -873,7 +876,24 @@ begin
     raise exception using errcode = 'QMEBR', message = 'acks: at most 10000, every array as long as the others';
   end if;
   v_epoch := _eph_epoch();
-  select coalesce(array_agg(u.seq), '{}') into v_seqs from unnest(p_epochs, p_seqs) u(epoch, seq) where u.epoch = v_epoch;
+  select coalesce(array_agg(u.seq order by u.seq), '{}'), coalesce(array_agg(u.att order by u.seq), '{}'),
+         coalesce(array_agg(u.ord), '{}'), coalesce(bool_or(u.back), false)
+    into v_seqs, v_atts, v_ords, v_any_back
+    from unnest(p_ords, p_epochs, p_seqs, p_attempts, p_back) u(ord, epoch, seq, att, back)
+   where u.epoch = v_epoch;
+
+  -- The usual ack settles one whole pop: its deliveries are exactly the members of one lease row
+  -- (the one keyed by their lowest number), each at the attempt it was leased with. That row is
+  -- deleted as it stands, without taking its members apart. A row another call changed meanwhile
+  -- no longer equals them, and the general path below decides.
+  if not v_any_back and cardinality(v_seqs) > 0 then
+    delete from ephemeral_leases l
+     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = v_seqs[1]
+       and l.seqs = v_seqs and l.attempts = v_atts;
+    if found then
+      return jsonb_build_object('epoch', v_epoch, 'acked', to_jsonb(v_ords), 'redelivered', '[]'::jsonb);
+    end if;
+  end if;
 
   -- The lease rows the numbers may fall in are locked first, by their number range (the primary
   -- key), so a pop redelivering or another ack settling members of the same rows waits or has
