@@ -1,5 +1,6 @@
 -- Automatic maintenance that did no useful work, made cheap (docs/engine.md, "Statistics and
--- vacuum"). Both changes are storage settings: no row changes, and no query changes its answer.
+-- vacuum"), and two ephemeral columns nothing reads any more, dropped. The settings change no row
+-- and no query's answer; no procedure a broker calls reads the dropped columns.
 --
 -- log_segments.frames: ANALYZE keeps no statistics of it. No statement filters, joins or sorts on a
 -- segment's frames, so the planner never reads them; yet ANALYZE of an array column detoasts each
@@ -16,3 +17,11 @@ alter table queen.log_segments alter column frames set statistics 0;
 -- thresholds, so dead rows are reclaimed as before, ANALYZE runs as before, and a vacuum against
 -- transaction-id wraparound is never switched off.
 alter table queen.ephemeral_messages set (autovacuum_vacuum_insert_threshold = -1);
+
+-- ephemeral_rings.next_seq and ephemeral_groups.scan_from have been unread since 0028 (numbers come
+-- from queen.ephemeral_numbers; a queue-wide pop reads each partition from the group's cursor
+-- there, into which 0028 carried every scan_from). A broker of the previous release calls the
+-- procedures this release installs (it never installs its own over a newer database), and none of
+-- them reads either column.
+alter table queen.ephemeral_rings drop column next_seq;
+alter table queen.ephemeral_groups drop column scan_from;
