@@ -283,20 +283,41 @@ begin
 end
 $$;
 
--- _eph_push_serial: appends p_payloads to one partition with the whole queue in view, all or
--- nothing: what ephemeral_push_v1 does when the queue is at or near its bounds. Holds every
--- partition row of the queue and then the ring row, so no other push of the queue runs meanwhile.
--- Before checking the bounds it drops what the TTL expired anywhere in the queue and trims what
--- every group has consumed; a breach under policy 'reject' (or a request larger than the bounds
--- themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest messages of the queue
--- go (lowest numbers first), counted as bounds drops. Returns the number pushed.
+-- _eph_push_input: what every push of one partition checks first (the surface is on, the names
+-- and the payloads are well formed, raising QMEOF or QMEBR) and the payloads' count and bytes.
+create or replace function queen._eph_push_input(p_queue text, p_partition text, p_payloads jsonb, out n bigint, out bytes bigint)
+returns record
+language plpgsql stable
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  perform _eph_check_name('partition', p_partition);
+  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
+    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
+  end if;
+  n := v_n;
+  bytes := 0;
+  if v_n > 0 then
+    select coalesce(sum(octet_length(e.value::text)), 0) into bytes from jsonb_array_elements(p_payloads) e;
+  end if;
+end
+$$;
+
+-- _eph_push_serial: ephemeral_push_v1's push with the whole queue in view, for when the queue is at
+-- or near its bounds: the TTL, the trim, the bounds and dropOldest as described there, dropOldest
+-- taking the lowest numbers of the whole queue first. Holds every partition row of the queue and
+-- then the ring row, so no other push of the queue runs meanwhile. Returns the number pushed.
 create or replace function queen._eph_push_serial(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
 returns bigint
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+  v_n bigint;
   v_bytes bigint;
   v_ring ephemeral_rings;
   v_opt jsonb;
@@ -314,16 +335,10 @@ declare
   v_cut bigint;
   v_base bigint;
 begin
-  perform _eph_check_on();
-  perform _eph_check_name('queue', p_queue);
-  perform _eph_check_name('partition', p_partition);
-  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
-    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
-  end if;
+  select i.n, i.bytes into v_n, v_bytes from _eph_push_input(p_queue, p_partition, p_payloads) i;
   if v_n = 0 then
     return 0::bigint;
   end if;
-  select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
 
   perform _eph_ring_exists(p_tenant, p_queue);
   perform _eph_lock_partitions(p_tenant, p_queue, array[p_partition], true);
@@ -432,20 +447,14 @@ language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+  v_n bigint;
   v_bytes bigint;
   v_opt jsonb;
 begin
-  perform _eph_check_on();
-  perform _eph_check_name('queue', p_queue);
-  perform _eph_check_name('partition', p_partition);
-  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
-    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
-  end if;
+  select i.n, i.bytes into v_n, v_bytes from _eph_push_input(p_queue, p_partition, p_payloads) i;
   if v_n = 0 then
     return jsonb_build_object('pushed', 0);
   end if;
-  select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
   perform _eph_ring_exists(p_tenant, p_queue);
   v_opt := _eph_options_of(p_tenant, p_queue);
   if _eph_fits(p_tenant, p_queue, v_n, v_bytes, v_opt)
