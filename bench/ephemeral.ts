@@ -62,32 +62,59 @@ function cpuMicros(pid: number): number {
   }
 }
 
+/** Whether a PostgreSQL child is an autovacuum worker (its title says so), false once it is gone. */
+function isAutovacuumWorker(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('autovacuum worker')
+  } catch {
+    return false
+  }
+}
+
 /**
- * CPU µs of the postmaster and each of its children, by pid, read now. A delta sums what the pids
- * still there used since the first read (a child that started since counts from zero; a
- * short-lived autovacuum worker that ended in between is missed).
+ * CPU µs of the postmaster and each of its children, by pid, read now, and which of them are
+ * autovacuum workers. A delta sums what the pids still there used since the first read (a child
+ * that started since counts from zero; a short-lived autovacuum worker that ended in between is
+ * missed).
  */
-function postgresMicros(dataDir: string): Map<number, number> {
+function postgresMicros(dataDir: string): { byPid: Map<number, number>; autovacuum: Set<number> } {
   const postmaster = Number(readFileSync(join(dataDir, 'pgdata', 'postmaster.pid'), 'utf8').split('\n')[0])
   const byPid = new Map([[postmaster, cpuMicros(postmaster)]])
+  const autovacuum = new Set<number>()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
-      if (ppid === postmaster) byPid.set(Number(entry), cpuMicros(Number(entry)))
+      if (ppid !== postmaster) continue
+      byPid.set(Number(entry), cpuMicros(Number(entry)))
+      if (isAutovacuumWorker(Number(entry))) autovacuum.add(Number(entry))
     } catch {
       // gone meanwhile
     }
   }
-  return byPid
+  return { byPid, autovacuum }
 }
 
-const postgresDelta = (before: Map<number, number>, after: Map<number, number>) =>
-  [...after].reduce((sum, [pid, us]) => sum + Math.max(0, us - (before.get(pid) ?? 0)), 0)
+/**
+ * The PostgreSQL CPU µs between two reads, and the part of it autovacuum workers used: maintenance
+ * that one workload's writes set off lands in whichever window it runs in, often the next one's.
+ */
+function postgresDelta(before: ReturnType<typeof postgresMicros>, after: ReturnType<typeof postgresMicros>) {
+  let all = 0
+  let autovacuum = 0
+  for (const [pid, us] of after.byPid) {
+    const used = Math.max(0, us - (before.byPid.get(pid) ?? 0))
+    all += used
+    if (after.autovacuum.has(pid) || before.autovacuum.has(pid)) autovacuum += used
+  }
+  return { all, autovacuum }
+}
 
 interface CpuPerMessage {
   broker: number
   postgres: number
+  /** The part of `postgres` that autovacuum workers used. */
+  autovacuum: number
   client: number
   total: number
 }
@@ -143,11 +170,12 @@ async function main() {
       const result = await closedLoop({ concurrency: CLIENTS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, op: counted, ...(isDone ? { isDone } : {}) })
       const client = process.cpuUsage(before.client)
       const per = (us: number) => round(us / Math.max(1, messages), 1)
-      const cpu = { broker: per(cpuMicros(broker.pid!) - before.broker), postgres: per(postgresDelta(before.postgres, postgresMicros(tmp))), client: per(client.user + client.system), total: 0 }
+      const pgUsed = postgresDelta(before.postgres, postgresMicros(tmp))
+      const cpu = { broker: per(cpuMicros(broker.pid!) - before.broker), postgres: per(pgUsed.all), autovacuum: per(pgUsed.autovacuum), client: per(client.user + client.system), total: 0 }
       cpu.total = round(cpu.broker + cpu.postgres + cpu.client, 1)
       return { ...result, cpu, load: round(loadavg()[0]!, 1) }
     }
-    const cpuText = (m: Measured) => `${m.cpu.total} µs/msg (broker ${m.cpu.broker}, PostgreSQL ${m.cpu.postgres}, client ${m.cpu.client}; load ${m.load})`
+    const cpuText = (m: Measured) => `${m.cpu.total} µs/msg (broker ${m.cpu.broker}, PostgreSQL ${m.cpu.postgres} of which autovacuum ${m.cpu.autovacuum}, client ${m.cpu.client}; load ${m.load})`
     for (let r = 0; r < ROUNDS; r++) {
       const dq = `durable-${r}`
       const eq = `ephemeral-${r}`

@@ -283,20 +283,41 @@ begin
 end
 $$;
 
--- _eph_push_serial: appends p_payloads to one partition with the whole queue in view, all or
--- nothing: what ephemeral_push_v1 does when the queue is at or near its bounds. Holds every
--- partition row of the queue and then the ring row, so no other push of the queue runs meanwhile.
--- Before checking the bounds it drops what the TTL expired anywhere in the queue and trims what
--- every group has consumed; a breach under policy 'reject' (or a request larger than the bounds
--- themselves) raises QMEFL and writes nothing, under 'dropOldest' the oldest messages of the queue
--- go (lowest numbers first), counted as bounds drops. Returns the number pushed.
+-- _eph_push_input: what every push of one partition checks first (the surface is on, the names
+-- and the payloads are well formed, raising QMEOF or QMEBR) and the payloads' count and bytes.
+create or replace function queen._eph_push_input(p_queue text, p_partition text, p_payloads jsonb, out n bigint, out bytes bigint)
+returns record
+language plpgsql stable
+set search_path = queen, pg_catalog
+as $$
+declare
+  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+begin
+  perform _eph_check_on();
+  perform _eph_check_name('queue', p_queue);
+  perform _eph_check_name('partition', p_partition);
+  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
+    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
+  end if;
+  n := v_n;
+  bytes := 0;
+  if v_n > 0 then
+    select coalesce(sum(octet_length(e.value::text)), 0) into bytes from jsonb_array_elements(p_payloads) e;
+  end if;
+end
+$$;
+
+-- _eph_push_serial: ephemeral_push_v1's push with the whole queue in view, for when the queue is at
+-- or near its bounds: the TTL, the trim, the bounds and dropOldest as described there, dropOldest
+-- taking the lowest numbers of the whole queue first. Holds every partition row of the queue and
+-- then the ring row, so no other push of the queue runs meanwhile. Returns the number pushed.
 create or replace function queen._eph_push_serial(p_tenant text, p_queue text, p_partition text, p_payloads jsonb)
 returns bigint
 language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+  v_n bigint;
   v_bytes bigint;
   v_ring ephemeral_rings;
   v_opt jsonb;
@@ -314,16 +335,10 @@ declare
   v_cut bigint;
   v_base bigint;
 begin
-  perform _eph_check_on();
-  perform _eph_check_name('queue', p_queue);
-  perform _eph_check_name('partition', p_partition);
-  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
-    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
-  end if;
+  select i.n, i.bytes into v_n, v_bytes from _eph_push_input(p_queue, p_partition, p_payloads) i;
   if v_n = 0 then
     return 0::bigint;
   end if;
-  select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
 
   perform _eph_ring_exists(p_tenant, p_queue);
   perform _eph_lock_partitions(p_tenant, p_queue, array[p_partition], true);
@@ -432,20 +447,14 @@ language plpgsql volatile
 set search_path = queen, pg_catalog
 as $$
 declare
-  v_n bigint := coalesce(jsonb_array_length(p_payloads), 0)::bigint;
+  v_n bigint;
   v_bytes bigint;
   v_opt jsonb;
 begin
-  perform _eph_check_on();
-  perform _eph_check_name('queue', p_queue);
-  perform _eph_check_name('partition', p_partition);
-  if jsonb_typeof(p_payloads) is distinct from 'array' or v_n > 10000 then
-    raise exception using errcode = 'QMEBR', message = 'messages: must be an array of at most 10000';
-  end if;
+  select i.n, i.bytes into v_n, v_bytes from _eph_push_input(p_queue, p_partition, p_payloads) i;
   if v_n = 0 then
     return jsonb_build_object('pushed', 0);
   end if;
-  select coalesce(sum(octet_length(e.value::text)), 0) into v_bytes from jsonb_array_elements(p_payloads) e;
   perform _eph_ring_exists(p_tenant, p_queue);
   v_opt := _eph_options_of(p_tenant, p_queue);
   if _eph_fits(p_tenant, p_queue, v_n, v_bytes, v_opt)
@@ -584,6 +593,8 @@ declare
   v_heads_part text[] := '{}'::text[];
   v_known bigint[];
   v_known_part text[];
+  v_known_at jsonb;
+  v_cursors jsonb;
   v_part text;
   v_at integer;
   v_lo bigint;
@@ -692,21 +703,26 @@ begin
   v_left := p_batch - cardinality(v_out_seq);
   if v_left > 0 then
     if p_partition is null then
-      -- A head is the one the group's last queue-wide pop left (a lower bound of the partition's next
-      -- number: see ephemeral_groups.heads), past the cursor, else found by the index.
+      -- A head is a lower bound of the partition's next number: the one the group's last queue-wide
+      -- pop left (see ephemeral_groups.heads) or the number past the cursor, whichever is higher;
+      -- the windows below find the messages from it. The partitions written past the group's cursor
+      -- are those with something left. The group's cursors are read once, by their key's prefix,
+      -- into an object keyed by partition, and so are the known heads: the plan is then two index
+      -- range scans and no join, whatever the statistics say. As a join it depended on them: a plan
+      -- cached while the cursors were few scanned every cursor of the group for each partition, and
+      -- a pop of a queue with 2 000 drained partitions took 240 ms until the next ANALYZE.
+      select coalesce(jsonb_object_agg(c.partition, c.last_seq), '{}'::jsonb) into v_cursors
+        from ephemeral_cursors c
+       where c.tenant_id = p_tenant and c.queue = p_queue and c.grp = p_group;
+      v_known_at := coalesce(jsonb_object(v_known_part, v_known::text[]), '{}'::jsonb);
       select coalesce(array_agg(h.part order by h.head), '{}'), coalesce(array_agg(h.head order by h.head), '{}')
         into v_heads_part, v_heads
-        from (select p.partition as part,
-                     coalesce(greatest(v_known[array_position(v_known_part, p.partition)], coalesce(c.last_seq, 0) + 1),
-                              (select min(m.seq) from ephemeral_messages m
-                                where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p.partition
-                                  and m.seq > coalesce(c.last_seq, 0))) as head
-                from ephemeral_partitions p
-                left join ephemeral_cursors c
-                  on c.tenant_id = p.tenant_id and c.queue = p.queue and c.grp = p_group and c.partition = p.partition
-               where p.tenant_id = p_tenant and p.queue = p_queue and p.last_seq > coalesce(c.last_seq, 0)
-              offset 0) h
-       where h.head is not null;
+        from (select x.part, greatest((v_known_at->>x.part)::bigint, coalesce(x.cur, 0) + 1) as head
+                from (select p.partition as part, p.last_seq as tail, (v_cursors->>p.partition)::bigint as cur
+                        from ephemeral_partitions p
+                       where p.tenant_id = p_tenant and p.queue = p_queue
+                      offset 0) x
+               where x.tail > coalesce(x.cur, 0)) h;
     else
       select min(m.seq) into v_lo from ephemeral_messages m
        where m.tenant_id = p_tenant and m.queue = p_queue and m.partition = p_partition
@@ -855,6 +871,9 @@ as $$
 declare
   v_epoch text;
   v_seqs bigint[];
+  v_atts integer[];
+  v_ords integer[];
+  v_any_back boolean;
   v_rows bigint[] := '{}'::bigint[];
   v_acked integer[] := '{}'::integer[];
   v_redone integer[] := '{}'::integer[];
@@ -873,7 +892,24 @@ begin
     raise exception using errcode = 'QMEBR', message = 'acks: at most 10000, every array as long as the others';
   end if;
   v_epoch := _eph_epoch();
-  select coalesce(array_agg(u.seq), '{}') into v_seqs from unnest(p_epochs, p_seqs) u(epoch, seq) where u.epoch = v_epoch;
+  select coalesce(array_agg(u.seq order by u.seq), '{}'), coalesce(array_agg(u.att order by u.seq), '{}'),
+         coalesce(array_agg(u.ord), '{}'), coalesce(bool_or(u.back), false)
+    into v_seqs, v_atts, v_ords, v_any_back
+    from unnest(p_ords, p_epochs, p_seqs, p_attempts, p_back) u(ord, epoch, seq, att, back)
+   where u.epoch = v_epoch;
+
+  -- The usual ack settles one whole pop: its deliveries are exactly the members of one lease row
+  -- (the one keyed by their lowest number), each at the attempt it was leased with. That row is
+  -- deleted as it stands, without taking its members apart. A row another call changed meanwhile
+  -- no longer equals them, and the general path below decides.
+  if not v_any_back and cardinality(v_seqs) > 0 then
+    delete from ephemeral_leases l
+     where l.tenant_id = p_tenant and l.queue = p_queue and l.grp = p_group and l.lo = v_seqs[1]
+       and l.seqs = v_seqs and l.attempts = v_atts;
+    if found then
+      return jsonb_build_object('epoch', v_epoch, 'acked', to_jsonb(v_ords), 'redelivered', '[]'::jsonb);
+    end if;
+  end if;
 
   -- The lease rows the numbers may fall in are locked first, by their number range (the primary
   -- key), so a pop redelivering or another ack settling members of the same rows waits or has

@@ -305,8 +305,6 @@ export const ephemeralIncarnation = queen.table('ephemeral_incarnation', {
 export const ephemeralRings = queen.table('ephemeral_rings', {
   tenantId: text('tenant_id').notNull().default(''),
   queue: text('queue').notNull(),
-  // No longer read: numbers come from the queen.ephemeral_numbers sequence (0028).
-  nextSeq: int8('next_seq').notNull().default(0),
   depth: int8('depth').notNull().default(0),
   bytes: int8('bytes').notNull().default(0),
   dropsBounds: int8('drops_bounds').notNull().default(0),
@@ -337,8 +335,6 @@ export const ephemeralGroups = queen.table('ephemeral_groups', {
   tenantId: text('tenant_id').notNull().default(''),
   queue: text('queue').notNull(),
   grp: text('grp').notNull(),
-  // No longer read: a queue-wide pop reads each partition past the group's cursor there (0028).
-  scanFrom: int8('scan_from').notNull().default(0),
   dropsRetry: int8('drops_retry').notNull().default(0),
   // For a queue-wide pop: each partition's next message at the earliest, as the group's last one found it (0028).
   headsParts: text('heads_parts').array(),

@@ -145,6 +145,24 @@ describe('ephemeral push, pop and ack', () => {
     expect((await depth('partial', 'g')).body.pending).toBe(0)
   })
 
+  it("settles a whole pop's ack by deleting its lease row, and a whole pop's ids of an earlier attempt settle nothing", async () => {
+    await push('whole', ['w0', 'w1', 'w2'])
+    const leaseRows = () => rows(`select count(*)::int as n from queen.ephemeral_leases where queue = 'whole'`)
+    const first = (await pop('whole', { group: 'g', batch: 3 })).body.messages
+    await app.database.sql(`update queen.ephemeral_leases set lease_until = now() - interval '1 second' where queue = 'whole'`)
+    const again = (await pop('whole', { group: 'g', batch: 3 })).body.messages
+    expect(again.map((m: { attempts: number }) => m.attempts)).toEqual([1, 1, 1])
+    // The same numbers at attempt 0: exactly the row's members, but not the deliveries it holds.
+    const stale = await ack('whole', first.map((m: { id: string }) => ({ id: m.id })), 'g')
+    expect(stale.body.results.map((r: { outcome: string }) => r.outcome)).toEqual(['unknown', 'unknown', 'unknown'])
+    expect(await leaseRows()).toBe(1)
+    // In another order, every id of the redelivery: each acked, the row gone.
+    const settled = await ack('whole', [again[2], again[0], again[1]].map((m: { id: string }) => ({ id: m.id })), 'g')
+    expect(settled.body.results).toEqual([again[2], again[0], again[1]].map((m: { id: string }) => ({ id: m.id, outcome: 'acked' })))
+    expect(await leaseRows()).toBe(0)
+    expect((await depth('whole', 'g')).body.pending).toBe(0)
+  })
+
   it('answers stale for an id of an incarnation that is gone, and unknown for an id it never minted', async () => {
     await push('stale', ['z'])
     const m = (await pop('stale')).body.messages[0]
